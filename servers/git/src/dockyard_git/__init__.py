@@ -1,0 +1,1 @@
+"""Dockyard git MCP server."""

@@ -1,0 +1,1 @@
+"""Dockyard sqlite MCP server."""

@@ -1,0 +1,62 @@
+"""Shared helpers for Dockyard MCP servers.
+
+* :mod:`~dockyard_shared.problems` — failures written for the model (no MCP import; logic raises these)
+* :mod:`~dockyard_shared.errors` — turning them, and anything unexpected, into MCP error results
+* :mod:`~dockyard_shared.annotations` — tool annotation presets and the description convention
+* :mod:`~dockyard_shared.budget` — bounding output to a context window, signed cursors
+* :mod:`~dockyard_shared.server` — :func:`new_server`, how every server is constructed
+* :mod:`~dockyard_shared.runner` — :class:`ServerEntry` and :func:`run_server`, every ``main()``
+* :mod:`~dockyard_shared.http` — the Streamable HTTP app (host guard, bearer token, /health)
+* :mod:`~dockyard_shared.audit` — the JSON-lines audit log of tool calls
+* :mod:`~dockyard_shared.cli` — the ``dockyard`` command
+"""
+
+from .annotations import ADDITIVE, DESTRUCTIVE, OPEN_WORLD, READ_ONLY, missing_description_sections
+from .budget import (
+    BoundedItems,
+    BoundedText,
+    bound_items,
+    bound_text,
+    decode_cursor,
+    encode_cursor,
+    json_size,
+)
+from .problems import (
+    Conflict,
+    ErrorCategory,
+    InternalError,
+    InvalidArgument,
+    LimitExceeded,
+    NotFound,
+    PermissionDenied,
+    Problem,
+    UpstreamUnavailable,
+    close_matches,
+    did_you_mean,
+)
+
+__all__ = [
+    "ADDITIVE",
+    "DESTRUCTIVE",
+    "OPEN_WORLD",
+    "READ_ONLY",
+    "BoundedItems",
+    "BoundedText",
+    "Conflict",
+    "ErrorCategory",
+    "InternalError",
+    "InvalidArgument",
+    "LimitExceeded",
+    "NotFound",
+    "PermissionDenied",
+    "Problem",
+    "UpstreamUnavailable",
+    "bound_items",
+    "bound_text",
+    "close_matches",
+    "decode_cursor",
+    "did_you_mean",
+    "encode_cursor",
+    "json_size",
+    "missing_description_sections",
+]

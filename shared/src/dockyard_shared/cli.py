@@ -1,0 +1,182 @@
+"""The ``dockyard`` command: list, serve and configure the Dockyard servers installed here.
+
+Servers are found through the ``dockyard.servers`` entry-point group; this package never imports a
+server by name, so installing or removing one needs no change here.
+
+    dockyard list
+    dockyard serve NAME [server flags] [runner flags]
+    dockyard serve all [runner flags]          every server on one HTTP port, each at /NAME/mcp
+    dockyard config claude-desktop|cursor|vscode [--form uvx|run]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import anyio
+
+from .runner import (
+    ServerEntry,
+    StartupRefused,
+    add_runner_arguments,
+    check_exposure,
+    configure_logging,
+    http_options,
+    run_server,
+    serve,
+)
+
+__all__ = ["discover_servers", "host_config", "main", "workspace_root"]
+
+ENTRY_POINT_GROUP = "dockyard.servers"
+
+log = logging.getLogger("dockyard")
+
+
+def discover_servers() -> dict[str, ServerEntry]:
+    """Installed Dockyard servers by name, in name order."""
+    found: dict[str, ServerEntry] = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            entry = point.load()
+        except Exception as error:  # a broken install must not take the others down with it
+            log.warning("skipping Dockyard server %r: it failed to load (%s)", point.name, error)
+            continue
+        if not isinstance(entry, ServerEntry):
+            log.warning("skipping entry point %r: it does not name a ServerEntry", point.name)
+            continue
+        found[entry.name] = entry
+    return dict(sorted(found.items()))
+
+
+def workspace_root() -> Path:
+    """This checkout's root when dockyard-shared is installed from it (editable), else the cwd."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / "pyproject.toml"
+        if candidate.is_file() and "[tool.uv.workspace]" in candidate.read_text(encoding="utf-8"):
+            return parent
+    return Path.cwd().resolve()
+
+
+def _launch(entry: ServerEntry, root: Path, form: str) -> tuple[str, list[str]]:
+    script = f"dockyard-{entry.name}"
+    if form == "uvx":
+        return "uvx", ["--from", str(root / "servers" / entry.name), script, *entry.config_args]
+    return "uv", ["run", "--directory", str(root), script, *entry.config_args]
+
+
+def host_config(host: str, servers: dict[str, ServerEntry], root: Path, form: str = "uvx") -> dict:
+    """A config a host accepts as is: ``mcpServers`` (Claude Desktop, Cursor) or ``servers`` (VS Code)."""
+    entries = {}
+    for entry in servers.values():
+        command, args = _launch(entry, root, form)
+        item: dict = {"command": command, "args": args}
+        if host == "vscode":
+            item = {"type": "stdio", **item}
+        entries[f"dockyard-{entry.name}"] = item
+    return {"servers": entries} if host == "vscode" else {"mcpServers": entries}
+
+
+_CONFIG_HINTS = {
+    "claude-desktop": "Merge into claude_desktop_config.json (Settings → Developer → Edit Config), "
+    "then restart Claude Desktop.",
+    "cursor": "Merge into ~/.cursor/mcp.json (all projects) or .cursor/mcp.json (this project).",
+    "vscode": "Save as .vscode/mcp.json in your workspace, or merge into your user mcp.json.",
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dockyard", description="Dockyard MCP servers installed here.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("list", help="list installed servers")
+    serve_parser = commands.add_parser(
+        "serve",
+        help="serve one server (its own flags apply) or all of them over HTTP",
+        add_help=False,
+    )
+    serve_parser.add_argument("name")
+    config = commands.add_parser("config", help="print a host config for this checkout")
+    config.add_argument("host", choices=sorted(_CONFIG_HINTS))
+    config.add_argument(
+        "--form",
+        choices=["uvx", "run"],
+        default="uvx",
+        help="uvx: launch each server with uvx --from its folder; run: uv run --directory the checkout",
+    )
+    return parser
+
+
+def _serve_all(servers: dict[str, ServerEntry], argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="dockyard serve all",
+        description="Serve every installed Dockyard server on one HTTP port, each at /NAME/mcp, "
+        "on its defaults (no external service needed).",
+    )
+    add_runner_arguments(parser, default_transport="http")
+    args = parser.parse_args(argv)
+    configure_logging(args.log_level)
+    if args.transport != "http":
+        print(
+            "dockyard serve all: several servers share one endpoint only over HTTP; use --transport http, "
+            "or serve one server over stdio with 'dockyard serve NAME'.",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        check_exposure(http_options(args))
+        built = {name: entry.default_server() for name, entry in servers.items()}
+        anyio.run(lambda: serve(built, args, prefixed=True))
+    except StartupRefused as refusal:
+        print(f"dockyard: {refusal}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    # `serve` hands everything after the name to the server's own parser.
+    if argv[:1] == ["serve"] and len(argv) >= 2 and not argv[1].startswith("-"):
+        name, rest = argv[1], argv[2:]
+        servers = discover_servers()
+        if name == "all":
+            if not servers:
+                print("dockyard: no Dockyard server is installed.", file=sys.stderr)
+                return 2
+            return _serve_all(servers, rest)
+        if name not in servers:
+            print(
+                f"dockyard: no server named {name!r}; installed: {', '.join(servers) or 'none'}.",
+                file=sys.stderr,
+            )
+            return 2
+        return run_server(servers[name], rest)
+
+    args = parser.parse_args(argv)
+    if args.command == "list":
+        servers = discover_servers()
+        if not servers:
+            print("No Dockyard server is installed.")
+        for entry in servers.values():
+            print(f"{entry.name:<14} dockyard-{entry.name:<14} {entry.summary}")
+        return 0
+    if args.command == "config":
+        config = host_config(args.host, discover_servers(), workspace_root(), args.form)
+        print(json.dumps(config, indent=2))
+        print(_CONFIG_HINTS[args.host], file=sys.stderr)
+        return 0
+    parser.error("serve needs a server name, or 'all'")
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,257 @@
+"""The runner every Dockyard server's ``main()`` calls: one command, stdio or Streamable HTTP.
+
+A server describes itself with a :class:`ServerEntry` (its name, its own flags and a ``build``
+function) and exposes it under the ``dockyard.servers`` entry-point group, so the ``dockyard`` command
+can find it without importing it by name::
+
+    entry = ServerEntry(name="sqlite", summary="...", add_arguments=add_arguments, build=build)
+
+    def main() -> None:
+        raise SystemExit(run_server(entry))
+
+Common flags (``--transport``, ``--host``, ``--port``, ``--path``, ``--log-level``, ``--auth-token``,
+``--allowed-host``, ``--allowed-origin``, ``--session-idle-timeout``, ``--audit-log``) are added here so
+every server accepts the same ones. Logs go to stderr only: on stdio, stdout is the protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import anyio
+
+__all__ = [
+    "ServerEntry",
+    "add_runner_arguments",
+    "configure_logging",
+    "http_options",
+    "run_server",
+    "serve",
+]
+
+log = logging.getLogger("dockyard")
+
+AUTH_TOKEN_ENV = "DOCKYARD_AUTH_TOKEN"
+
+
+def _quiet_fastmcp() -> None:
+    # Before fastmcp is imported: no banner, no PyPI update check (hosts may have no network, and
+    # a stdio server must not write anything but protocol messages to stdout).
+    os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
+    os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
+
+
+_quiet_fastmcp()
+
+from fastmcp import FastMCP  # noqa: E402
+
+from .http import HttpOptions, build_http_app, is_loopback  # noqa: E402
+
+
+@dataclass(frozen=True)
+class ServerEntry:
+    """How to build one Dockyard server from its command line."""
+
+    name: str
+    summary: str
+    build: Callable[[argparse.Namespace], FastMCP]
+    add_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None
+    # Arguments a generated host config passes (``dockyard config``); empty means the defaults.
+    config_args: Sequence[str] = field(default_factory=tuple)
+
+    def parser(self, *, with_runner: bool = True) -> argparse.ArgumentParser:
+        parser = argparse.ArgumentParser(
+            prog=f"dockyard-{self.name}",
+            description=self.summary,
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        self.add_arguments(parser)
+        if with_runner:
+            add_runner_arguments(parser)
+        return parser
+
+    def default_server(self) -> FastMCP:
+        """The server built from no arguments at all (what ``dockyard serve all`` serves)."""
+        return self.build(self.parser(with_runner=False).parse_args([]))
+
+
+def add_runner_arguments(parser: argparse.ArgumentParser, *, default_transport: str = "stdio") -> None:
+    group = parser.add_argument_group("transport (common to every Dockyard server)")
+    group.add_argument("--transport", choices=["stdio", "http"], default=default_transport)
+    group.add_argument("--host", default="127.0.0.1", help="HTTP bind address")
+    group.add_argument("--port", type=int, default=8765, help="HTTP port (0 picks a free one)")
+    group.add_argument("--path", default="/mcp", help="HTTP endpoint path")
+    group.add_argument(
+        "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper
+    )
+    group.add_argument(
+        "--auth-token",
+        default=None,
+        help=f"require 'Authorization: Bearer TOKEN' over HTTP (default: ${AUTH_TOKEN_ENV}); "
+        "prefer the environment variable, a flag shows in the process list",
+    )
+    group.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="extra Host header value to accept over HTTP (repeatable); "
+        "loopback and --host are always accepted",
+    )
+    group.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="browser Origin to accept over HTTP (repeatable), e.g. http://localhost:6274",
+    )
+    group.add_argument(
+        "--session-idle-timeout",
+        type=float,
+        default=900.0,
+        metavar="SECONDS",
+        help="close HTTP sessions idle for this long",
+    )
+    group.add_argument(
+        "--audit-log",
+        default=None,
+        metavar="PATH",
+        help="append one JSON line per tool call (time, server, tool, redacted arguments, duration, outcome)",
+    )
+
+
+class _StripProblemTracebacks(logging.Filter):
+    """FastMCP logs every failed tool call with a traceback; a Problem is an expected outcome."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from .errors import find_problem
+
+        if record.exc_info and record.exc_info[1] is not None and find_problem(record.exc_info[1]):
+            record.exc_info = None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+def configure_logging(level: str) -> None:
+    """Everything to stderr, one format, at ``level``."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(_StripProblemTracebacks())
+    for name in ("", "fastmcp", "mcp", "uvicorn", "uvicorn.error", "docket"):
+        logger = logging.getLogger(name)
+        logger.handlers = [handler]
+        logger.setLevel(level)
+        logger.propagate = name == ""
+    logging.getLogger("uvicorn.access").setLevel(max(logging.WARNING, logging.getLevelName(level)))
+
+
+def http_options(args: argparse.Namespace) -> HttpOptions:
+    return HttpOptions(
+        host=args.host,
+        port=args.port,
+        path="/" + args.path.strip("/"),
+        auth_token=args.auth_token or os.environ.get(AUTH_TOKEN_ENV) or None,
+        allowed_hosts=tuple(args.allowed_host),
+        allowed_origins=tuple(args.allowed_origin),
+        session_idle_timeout=args.session_idle_timeout,
+    )
+
+
+class StartupRefused(Exception):
+    """A configuration the runner will not start with; the message says how to fix it."""
+
+
+def check_exposure(options: HttpOptions) -> None:
+    if not is_loopback(options.host) and not options.auth_token:
+        raise StartupRefused(
+            f"Refusing to serve on {options.host}: a non-loopback address without a token would let "
+            f"anyone on the network call these tools. Set {AUTH_TOKEN_ENV} (or --auth-token), or bind "
+            "to 127.0.0.1."
+        )
+
+
+def _attach_audit_log(servers: Mapping[str, FastMCP], path: str | None) -> None:
+    if not path:
+        return
+    from .audit import AuditLog, AuditMiddleware
+
+    sink = AuditLog(path)
+    for name, server in servers.items():
+        server.add_middleware(AuditMiddleware(sink, server_name=name))
+
+
+async def serve(
+    servers: Mapping[str, FastMCP],
+    args: argparse.Namespace,
+    *,
+    prefixed: bool = False,
+) -> None:
+    """Serve ``servers`` as ``args`` say (stdio for exactly one server, or HTTP)."""
+    _attach_audit_log(servers, getattr(args, "audit_log", None))
+    if args.transport == "stdio":
+        (server,) = servers.values()
+        await server.run_stdio_async(show_banner=False, log_level=args.log_level)
+        return
+
+    import uvicorn
+
+    options = http_options(args)
+    check_exposure(options)
+    app = build_http_app(servers, options, prefixed=prefixed)
+    config = uvicorn.Config(
+        app,
+        host=options.host,
+        port=options.port,
+        log_config=None,
+        log_level=args.log_level.lower(),
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+        # Bounds what a client can make the server hold: oversized bodies are refused by the SDK,
+        # idle keep-alive connections are dropped.
+        timeout_keep_alive=15,
+    )
+    server = uvicorn.Server(config)
+    where = ", ".join(
+        f"http://{options.host}:{options.port}{'/' + name if prefixed else ''}{options.path}"
+        for name in servers
+    )
+    log.info(
+        "serving %s on %s%s",
+        ", ".join(servers),
+        where,
+        " (bearer token required)" if options.auth_token else "",
+    )
+    await server.serve()
+
+
+def run_server(entry: ServerEntry, argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv``, build ``entry``'s server and serve it; the exit status is returned."""
+    args = entry.parser().parse_args(argv)
+    configure_logging(args.log_level)
+    try:
+        if args.transport == "http":
+            check_exposure(http_options(args))
+        server = entry.build(args)
+        anyio.run(serve, {entry.name: server}, args)
+    except StartupRefused as refusal:
+        print(f"dockyard-{entry.name}: {refusal}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:
+        from .problems import Problem
+
+        if isinstance(error, Problem):
+            # A bad flag value found while building (a missing database, a root that is no
+            # directory): the user reads this, so the problem text is enough, no traceback.
+            print(f"dockyard-{entry.name}: {error.what}", file=sys.stderr)
+            if error.next_step:
+                print(f"  {error.next_step}", file=sys.stderr)
+            return 2
+        raise
+    return 0

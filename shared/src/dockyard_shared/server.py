@@ -1,0 +1,26 @@
+"""How every Dockyard server is constructed, so they all behave alike on the wire."""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from fastmcp import FastMCP
+
+from .errors import ProblemMiddleware
+
+__all__ = ["new_server"]
+
+
+def new_server(name: str, *, instructions: str, distribution: str | None = None) -> FastMCP:
+    """A FastMCP server with Dockyard's error handling.
+
+    ``mask_error_details`` is on: an unexpected exception's text (which may hold paths or secrets)
+    never reaches the client; :class:`ProblemMiddleware` words expected failures for the model.
+    """
+    try:
+        server_version = version(distribution or name)
+    except PackageNotFoundError:
+        server_version = "0.0.0"
+    server = FastMCP(name, instructions=instructions, version=server_version, mask_error_details=True)
+    server.add_middleware(ProblemMiddleware())
+    return server

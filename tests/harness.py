@@ -1,0 +1,355 @@
+"""Open an MCP client session to a Dockyard server, any transport, either protocol era.
+
+Every server's tests connect through here, so each assertion can run against every way a host
+reaches a server:
+
+=========  =====================================================  ===========================================
+transport  2025-11-25 ("legacy": sessions, initialize)              2026-07-28 ("modern", the default)
+=========  =====================================================  ===========================================
+memory     ``fastmcp.Client(server, mode="legacy")``               ``fastmcp.Client(server)``
+stdio      official ``mcp.ClientSession`` + ``stdio_client``        ``fastmcp.Client(StdioTransport(...))``
+http       official ``mcp.ClientSession`` + ``streamable_http``     ``fastmcp.Client(url)``
+=========  =====================================================  ===========================================
+
+stdio and HTTP spawn the real console script (``Launch``); HTTP waits for ``/health`` first.
+:class:`Session` hides the two client libraries behind one small interface; tool results come back as
+:class:`ToolOutcome` whatever the client, and an error result never raises.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+import mcp.types as mt
+from fastmcp import Client, FastMCP
+from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+Era = Literal["2025-11-25", "2026-07-28"]
+LEGACY: Era = "2025-11-25"
+MODERN: Era = "2026-07-28"
+ERAS: tuple[Era, ...] = (LEGACY, MODERN)
+TRANSPORTS = ("memory", "stdio", "http")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+VENV_BIN = Path(sys.executable).parent
+
+# Answers an elicitation: given the message, return the content to accept with, or None to decline.
+Elicit = Callable[[str], dict[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start a server process: a console script and its arguments."""
+
+    script: str
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+
+    def command(self) -> list[str]:
+        executable = VENV_BIN / self.script
+        resolved = str(executable) if executable.exists() else shutil.which(self.script) or self.script
+        return [resolved, *self.args]
+
+    def environment(self) -> dict[str, str]:
+        # The child gets the test's environment (PATH, HOME…) plus the launch's own variables; the
+        # fastmcp stdio transport would otherwise pass only a handful of variables.
+        return {**os.environ, "FASTMCP_CHECK_FOR_UPDATES": "off", **self.env}
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    is_error: bool
+    text: str
+    structured: Any
+    content: list[Any]
+
+    @property
+    def data(self) -> Any:
+        """The structured result (unwrapping FastMCP's ``{"result": ...}`` for non-object returns)."""
+        value = self.structured
+        if isinstance(value, dict) and set(value) == {"result"}:
+            return value["result"]
+        if value is None and self.text:
+            try:
+                return json.loads(self.text)
+            except ValueError:
+                return self.text
+        return value
+
+
+def _text_of(content: list[Any]) -> str:
+    return "\n".join(item.text for item in content if getattr(item, "type", None) == "text")
+
+
+class Session:
+    """One interface over ``fastmcp.Client`` and ``mcp.ClientSession``."""
+
+    def __init__(self, client: Client | ClientSession, *, transport: str, era: Era) -> None:
+        self._client = client
+        self.transport = transport
+        self.era = era
+
+    @property
+    def raw(self) -> Client | ClientSession:
+        return self._client
+
+    @property
+    def _is_sdk(self) -> bool:
+        return isinstance(self._client, ClientSession)
+
+    async def list_tools(self) -> list[mt.Tool]:
+        if self._is_sdk:
+            return list((await self._client.list_tools()).tools)
+        return await self._client.list_tools()
+
+    async def tool_names(self) -> set[str]:
+        return {tool.name for tool in await self.list_tools()}
+
+    async def call(
+        self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> ToolOutcome:
+        if self._is_sdk:
+            result = await self._client.call_tool(name, arguments or {}, read_timeout_seconds=timeout)
+            return ToolOutcome(
+                bool(result.is_error), _text_of(result.content), result.structured_content, result.content
+            )
+        result = await self._client.call_tool(name, arguments or {}, raise_on_error=False, timeout=timeout)
+        return ToolOutcome(
+            bool(result.is_error), _text_of(result.content), result.structured_content, result.content
+        )
+
+    async def call_ok(self, name: str, arguments: dict[str, Any] | None = None) -> ToolOutcome:
+        """Call a tool that must succeed; a failure shows its error text."""
+        outcome = await self.call(name, arguments)
+        assert not outcome.is_error, f"{name} failed: {outcome.text}"
+        return outcome
+
+    async def call_error(self, name: str, arguments: dict[str, Any] | None = None) -> str:
+        """Call a tool that must fail with an error result; returns the error text."""
+        outcome = await self.call(name, arguments)
+        assert outcome.is_error, f"{name} unexpectedly succeeded: {outcome.text[:500]}"
+        return outcome.text
+
+    async def list_resources(self) -> list[mt.Resource]:
+        if self._is_sdk:
+            return list((await self._client.list_resources()).resources)
+        return await self._client.list_resources()
+
+    async def list_resource_templates(self) -> list[mt.ResourceTemplate]:
+        if self._is_sdk:
+            return list((await self._client.list_resource_templates()).resource_templates)
+        return await self._client.list_resource_templates()
+
+    async def read_resource(self, uri: str) -> str:
+        """The text of a resource (JSON resources come back as their JSON text)."""
+        if self._is_sdk:
+            contents = (await self._client.read_resource(uri)).contents
+        else:
+            contents = await self._client.read_resource(uri)
+        return "".join(getattr(item, "text", "") for item in contents)
+
+    async def list_prompts(self) -> list[mt.Prompt]:
+        if self._is_sdk:
+            return list((await self._client.list_prompts()).prompts)
+        return await self._client.list_prompts()
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> list[str]:
+        """The text of each message of a rendered prompt."""
+        result = await self._client.get_prompt(name, arguments or {})
+        return [getattr(message.content, "text", "") for message in result.messages]
+
+    async def complete(
+        self,
+        ref: mt.ResourceTemplateReference | mt.PromptReference,
+        name: str,
+        value: str,
+        context: dict[str, str] | None = None,
+    ) -> list[str]:
+        argument = {"name": name, "value": value}
+        if self._is_sdk:
+            result = await self._client.complete(ref, argument, context_arguments=context)
+            return list(result.completion.values)
+        completion = await self._client.complete(ref, argument, context_arguments=context)
+        return list(completion.values)
+
+    async def ping(self) -> bool:
+        """Is the server still answering? The 2026-07-28 era dropped ``ping`` (servers answer
+        "Method not found"), so there a tools/list round trip stands in for it."""
+        if self._is_sdk:
+            await self._client.send_ping()
+            return True
+        if self.era == LEGACY:
+            return await self._client.ping()
+        return bool(await self._client.list_tools())
+
+
+def _fastmcp_elicitation(elicit: Elicit | None):
+    if elicit is None:
+        return None
+
+    async def handler(message, response_type, params, context):
+        from fastmcp.client.elicitation import ElicitResult
+
+        answer = elicit(message)
+        if answer is None:
+            return ElicitResult(action="decline")
+        return ElicitResult(action="accept", content=answer)
+
+    return handler
+
+
+def _sdk_elicitation(elicit: Elicit | None):
+    if elicit is None:
+        return None
+
+    async def callback(context, params):
+        answer = elicit(params.message)
+        if answer is None:
+            return mt.ElicitResult(action="decline")
+        return mt.ElicitResult(action="accept", content=answer)
+
+    return callback
+
+
+@asynccontextmanager
+async def open_session(
+    target: FastMCP | Launch | str,
+    *,
+    era: Era = MODERN,
+    elicit: Elicit | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float = 60,
+) -> AsyncIterator[Session]:
+    """A session to ``target``: a FastMCP server (in memory), a Launch (stdio) or an HTTP endpoint URL."""
+    async with AsyncExitStack() as stack:
+        if isinstance(target, FastMCP):
+            transport = "memory"
+            mode = "legacy" if era == LEGACY else "auto"
+            client = Client(
+                target, mode=mode, elicitation_handler=_fastmcp_elicitation(elicit), timeout=timeout
+            )
+            await stack.enter_async_context(client)
+            yield Session(client, transport=transport, era=era)
+            return
+        transport = "stdio" if isinstance(target, Launch) else "http"
+        if era == MODERN:
+            if isinstance(target, Launch):
+                command, *args = target.command()
+                fm_transport = StdioTransport(command, args, env=target.environment(), cwd=target.cwd)
+            else:
+                fm_transport = StreamableHttpTransport(target, headers=headers or {})
+            client = Client(fm_transport, elicitation_handler=_fastmcp_elicitation(elicit), timeout=timeout)
+            await stack.enter_async_context(client)
+            yield Session(client, transport=transport, era=era)
+            return
+        if isinstance(target, Launch):
+            command, *args = target.command()
+            params = StdioServerParameters(
+                command=command, args=args, env=target.environment(), cwd=target.cwd
+            )
+            read, write = await stack.enter_async_context(stdio_client(params))
+        else:
+            import httpx2
+
+            http_client = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=headers or {}, timeout=httpx2.Timeout(timeout, read=timeout))
+            )
+            read, write = await stack.enter_async_context(
+                streamable_http_client(target, http_client=http_client)
+            )
+        session = await stack.enter_async_context(
+            ClientSession(
+                read, write, read_timeout_seconds=timeout, elicitation_callback=_sdk_elicitation(elicit)
+            )
+        )
+        await session.initialize()
+        yield Session(session, transport=transport, era=era)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class HttpServer:
+    base_url: str
+    process: subprocess.Popen
+    log_path: Path
+
+    def url(self, path: str = "/mcp") -> str:
+        return self.base_url + path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@contextmanager
+def http_server(
+    launch: Launch, *, extra_args: tuple[str, ...] = (), log_dir: Path, startup_timeout: float = 60
+) -> Iterator[HttpServer]:
+    """Run ``launch`` over Streamable HTTP on a free loopback port until the block ends."""
+    port = free_port()
+    log_path = log_dir / f"{launch.script}-{port}.log"
+    command = [
+        *launch.command(),
+        "--transport",
+        "http",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        *extra_args,
+    ]
+    with log_path.open("wb") as log_file:
+        process = subprocess.Popen(
+            command,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=launch.environment(),
+            cwd=launch.cwd,
+        )
+    base_url = f"http://127.0.0.1:{port}"
+    server = HttpServer(base_url, process, log_path)
+    try:
+        deadline = time.monotonic() + startup_timeout
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(
+                    f"{launch.script} exited with {process.returncode} before serving:\n{server.log()}"
+                )
+            try:
+                if httpx.get(base_url + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"{launch.script} did not answer /health within {startup_timeout}s:\n{server.log()}"
+                )
+            time.sleep(0.1)
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
