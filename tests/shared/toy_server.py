@@ -7,6 +7,7 @@ import argparse
 import asyncio
 
 import mcp.types as mt
+
 from dockyard_shared import READ_ONLY, InvalidArgument, NotFound
 from dockyard_shared.runner import ServerEntry, run_server
 from dockyard_shared.server import new_server

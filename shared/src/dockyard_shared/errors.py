@@ -45,7 +45,7 @@ __all__ = [
 log = logging.getLogger("dockyard")
 
 # Absolute POSIX paths (at least two segments) and Windows drive paths.
-_PATH = re.compile(r"(?<![\w.])(?:/[^\s/'\"`:]+){2,}/?|[A-Za-z]:\\[^\s'\"`]+")
+_PATH = re.compile(r"(?<![\w.])(?:/[^\s/'\"`:()\[\]{},;]+){2,}/?|[A-Za-z]:\\[^\s'\"`()\[\]{},;]+")
 
 
 def scrub_paths(text: str, allowed_roots: Iterable[str | Path] = ()) -> str:

@@ -1,0 +1,135 @@
+"""The runner as a host meets it: a real process over stdio and over Streamable HTTP, both eras."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import httpx
+import pytest
+
+from tests.harness import ERAS, Launch, free_port, http_server, open_session
+
+pytestmark = pytest.mark.slow
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def toy_http(toy_launch, log_dir):
+    with http_server(toy_launch, log_dir=log_dir) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def toy_http_with_token(toy_launch, log_dir):
+    launch = Launch(
+        toy_launch.script, toy_launch.args, env={"DOCKYARD_AUTH_TOKEN": "s3cret-token"}, cwd=toy_launch.cwd
+    )
+    with http_server(launch, log_dir=log_dir) as server:
+        yield server
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_stdio_session_lists_and_calls_tools_with_server_flags_applied(toy_launch, era):
+    launch = Launch(toy_launch.script, (*toy_launch.args, "--offset", "10"), cwd=toy_launch.cwd)
+    async with open_session(launch, era=era) as session:
+        assert {"add", "word", "crash", "sleep"} <= await session.tool_names()
+        assert (await session.call_ok("add", {"a": 1, "b": 2})).data == 13
+        assert (await session.call_error("word", {"name": "-x"})).startswith("Error (invalid_argument)")
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_an_http_session_lists_and_calls_tools(toy_http, era):
+    async with open_session(toy_http.url(), era=era) as session:
+        assert (await session.call_ok("add", {"a": 2, "b": 3})).data == 5
+        assert await session.ping()
+
+
+def test_stdout_carries_nothing_but_protocol_messages(toy_launch):
+    process = subprocess.run(
+        [*toy_launch.command(), "--log-level", "DEBUG"],
+        input=json.dumps(INITIALIZE) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=toy_launch.environment(),
+        cwd=toy_launch.cwd,
+    )
+    lines = [line for line in process.stdout.splitlines() if line.strip()]
+    assert lines, process.stderr
+    for line in lines:
+        assert json.loads(line)["jsonrpc"] == "2.0"
+    assert json.loads(lines[0])["result"]["serverInfo"]["name"] == "toy"
+    assert "DEBUG" in process.stderr  # the logs went somewhere: stderr
+
+
+def test_health_answers_without_a_session(toy_http):
+    response = httpx.get(toy_http.url("/health"))
+    assert response.status_code == 200 and response.json() == {"status": "ok", "servers": ["toy"]}
+
+
+def test_a_foreign_host_header_is_refused_as_dns_rebinding(toy_http):
+    response = httpx.post(toy_http.url(), json=INITIALIZE, headers={"Host": "evil.example"})
+    assert response.status_code == 421
+
+
+def test_a_foreign_browser_origin_is_refused(toy_http):
+    headers = {"Origin": "http://evil.example", "Accept": "application/json, text/event-stream"}
+    response = httpx.post(toy_http.url(), json=INITIALIZE, headers=headers)
+    assert response.status_code == 403
+
+
+def test_a_loopback_request_is_served(toy_http):
+    headers = {"Accept": "application/json, text/event-stream", "Origin": "http://localhost:6274"}
+    response = httpx.post(toy_http.url(), json=INITIALIZE, headers=headers)
+    assert response.status_code == 200
+
+
+def test_without_the_bearer_token_the_endpoint_answers_401_but_health_stays_open(toy_http_with_token):
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret-token"}):
+        response = httpx.post(toy_http_with_token.url(), json=INITIALIZE, headers=headers)
+        assert response.status_code == 401
+        assert response.headers["www-authenticate"].startswith("Bearer")
+        assert "s3cret-token" not in response.text
+    assert httpx.get(toy_http_with_token.url("/health")).status_code == 200
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_with_the_bearer_token_a_session_works(toy_http_with_token, era):
+    headers = {"Authorization": "Bearer s3cret-token"}
+    async with open_session(toy_http_with_token.url(), era=era, headers=headers) as session:
+        assert (await session.call_ok("add", {"a": 1, "b": 1})).data == 2
+
+
+def test_a_non_loopback_bind_without_a_token_refuses_to_start(toy_launch):
+    process = subprocess.run(
+        [*toy_launch.command(), "--transport", "http", "--host", "0.0.0.0", "--port", str(free_port())],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in toy_launch.environment().items() if k != "DOCKYARD_AUTH_TOKEN"},
+        cwd=toy_launch.cwd,
+        stdin=subprocess.DEVNULL,
+    )
+    assert process.returncode == 2
+    assert "Refusing to serve on 0.0.0.0" in process.stderr and "DOCKYARD_AUTH_TOKEN" in process.stderr
+    assert process.stdout == ""
+
+
+def test_help_lists_the_common_and_the_server_flags(toy_launch):
+    process = subprocess.run(
+        [*toy_launch.command(), "--help"], capture_output=True, text=True, timeout=60, cwd=toy_launch.cwd
+    )
+    assert process.returncode == 0
+    for flag in ("--transport", "--host", "--port", "--path", "--log-level", "--auth-token", "--offset"):
+        assert flag in process.stdout
