@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 
 import httpx
 import pytest
@@ -133,3 +134,20 @@ def test_help_lists_the_common_and_the_server_flags(toy_launch):
     assert process.returncode == 0
     for flag in ("--transport", "--host", "--port", "--path", "--log-level", "--auth-token", "--offset"):
         assert flag in process.stdout
+
+
+def test_an_idle_http_session_expires(toy_launch, log_dir):
+    headers = {"Accept": "application/json, text/event-stream"}
+    with http_server(toy_launch, extra_args=("--session-idle-timeout", "1"), log_dir=log_dir) as server:
+        session_id = httpx.post(server.url(), json=INITIALIZE, headers=headers).headers["mcp-session-id"]
+        in_session = {**headers, "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        assert httpx.post(server.url(), json=listing, headers=in_session).status_code == 200
+        # Every request restarts the idle clock, so each probe follows a silence longer than the
+        # timeout; a few rounds allow for the reaper's own schedule.
+        for _ in range(10):
+            time.sleep(2.5)
+            if httpx.post(server.url(), json=listing, headers=in_session).status_code == 404:
+                break
+        else:
+            pytest.fail("the idle session was never closed")
