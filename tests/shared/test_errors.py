@@ -7,7 +7,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from dockyard_shared import NotFound
-from dockyard_shared.errors import as_problem, scrub_paths
+from dockyard_shared.errors import as_problem, problem_from_os_error, scrub_paths
 from tests.harness import open_session
 
 
@@ -73,3 +73,13 @@ def test_as_problem_finds_a_problem_behind_wrappers():
         assert as_problem(outer) is inner
     assert as_problem(ValueError("boom")).category.value == "internal"
     assert as_problem(TimeoutError()).category.value == "limit_exceeded"
+
+
+def test_operating_system_errors_become_problems_without_foreign_paths(tmp_path):
+    missing = FileNotFoundError(2, "No such file or directory: '/home/alice/secret.db'")
+    problem = problem_from_os_error(missing, what="cannot open the database")
+    assert problem.category.value == "not_found" and "/home/alice" not in problem.for_model()
+    denied = problem_from_os_error(PermissionError(13, "Permission denied"), what="cannot read")
+    assert denied.category.value == "permission_denied"
+    other = problem_from_os_error(OSError(28, "No space left on device"), what="cannot write")
+    assert other.category.value == "conflict" and other.retryable
