@@ -1,0 +1,98 @@
+"""What the tools return: pydantic models, so every result has an output schema and structured content."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "ColumnInfo",
+    "ExecuteResult",
+    "ForeignKeyInfo",
+    "IndexInfo",
+    "PlanNode",
+    "QueryPlan",
+    "QueryResult",
+    "TableDescription",
+    "TableList",
+    "TableSummary",
+]
+
+
+class TableSummary(BaseModel):
+    name: str
+    type: Literal["table", "view"]
+    row_count: int | None = Field(description="rows; null when counting would be too slow (large views)")
+    row_count_exact: bool = Field(description="false when row_count is an estimate (the largest rowid)")
+    column_count: int
+
+
+class TableList(BaseModel):
+    database: str
+    tables: list[TableSummary]
+
+
+class ColumnInfo(BaseModel):
+    name: str
+    type: str
+    nullable: bool
+    default: str | None
+    primary_key: bool
+
+
+class ForeignKeyInfo(BaseModel):
+    columns: list[str]
+    referred_table: str
+    referred_columns: list[str]
+    on_delete: str | None = None
+
+
+class IndexInfo(BaseModel):
+    name: str | None
+    columns: list[str]
+    unique: bool
+
+
+class TableDescription(BaseModel):
+    database: str
+    name: str
+    type: Literal["table", "view"]
+    columns: list[ColumnInfo]
+    foreign_keys: list[ForeignKeyInfo]
+    indexes: list[IndexInfo]
+    create_sql: str | None
+    row_count: int | None
+    row_count_exact: bool
+    sample_rows: list[list[Any]] = Field(description="the first few rows, columns in the order above")
+
+
+class QueryResult(BaseModel):
+    database: str
+    columns: list[str]
+    rows: list[list[Any]]
+    row_count: int = Field(description="rows in this page")
+    offset: int = Field(description="rows before this page")
+    truncated: bool = Field(description="true when more rows exist; pass next_cursor to get them")
+    next_cursor: str | None = None
+    note: str | None = None
+
+
+class PlanNode(BaseModel):
+    detail: str
+    children: list[PlanNode]
+
+
+class QueryPlan(BaseModel):
+    database: str
+    plan: list[PlanNode]
+    full_scans: list[str] = Field(description="full table scans, and the index that would avoid each")
+
+
+class ExecuteResult(BaseModel):
+    database: str
+    rows_affected: int
+    last_row_id: int | None
+    returned_rows: list[list[Any]] | None = Field(
+        default=None, description="rows of a RETURNING clause (≤ 100)"
+    )

@@ -1,0 +1,186 @@
+"""What a statement may do, decided by SQLite itself.
+
+Every connection gets an authorizer (:func:`authorizer`): SQLite calls it for each action while it
+compiles a statement, so the check sees what the statement *does* — not what its text looks like — and
+no spelling, comment or nesting gets past it. Read-only connections are also opened with ``mode=ro``
+and have the attached-database limit set to zero, so even an action we let through cannot write the
+file or reach another one (``VACUUM INTO`` needs an attachment).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+__all__ = ["READ_PRAGMAS", "AuthorizerLog", "authorizer"]
+
+# Pragmas that only read. The ones in _PRAGMAS_WITH_ARGUMENT take a table/index name (or a check
+# limit) as their argument; for every other one an argument means "set", which is refused.
+READ_PRAGMAS = frozenset(
+    {
+        "application_id",
+        "collation_list",
+        "compile_options",
+        "data_version",
+        "encoding",
+        "foreign_key_check",
+        "foreign_key_list",
+        "foreign_keys",
+        "freelist_count",
+        "function_list",
+        "index_info",
+        "index_list",
+        "index_xinfo",
+        "integrity_check",
+        "module_list",
+        "page_count",
+        "page_size",
+        "pragma_list",
+        "quick_check",
+        "read_uncommitted",  # SQLAlchemy reads it on connect
+        "schema_version",
+        "table_info",
+        "table_list",
+        "table_xinfo",
+        "user_version",
+    }
+)
+_PRAGMAS_WITH_ARGUMENT = frozenset(
+    {
+        "foreign_key_check",
+        "foreign_key_list",
+        "index_info",
+        "index_list",
+        "index_xinfo",
+        "integrity_check",
+        "quick_check",
+        "table_info",
+        "table_list",
+        "table_xinfo",
+    }
+)
+
+# Functions that reach outside the database or change how it is interpreted.
+_DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
+
+_READ_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE})
+_WRITE_ACTIONS = frozenset(
+    {
+        sqlite3.SQLITE_INSERT,
+        sqlite3.SQLITE_UPDATE,
+        sqlite3.SQLITE_DELETE,
+        sqlite3.SQLITE_CREATE_INDEX,
+        sqlite3.SQLITE_CREATE_TABLE,
+        sqlite3.SQLITE_CREATE_TEMP_INDEX,
+        sqlite3.SQLITE_CREATE_TEMP_TABLE,
+        sqlite3.SQLITE_CREATE_TEMP_TRIGGER,
+        sqlite3.SQLITE_CREATE_TEMP_VIEW,
+        sqlite3.SQLITE_CREATE_TRIGGER,
+        sqlite3.SQLITE_CREATE_VIEW,
+        sqlite3.SQLITE_DROP_INDEX,
+        sqlite3.SQLITE_DROP_TABLE,
+        sqlite3.SQLITE_DROP_TEMP_INDEX,
+        sqlite3.SQLITE_DROP_TEMP_TABLE,
+        sqlite3.SQLITE_DROP_TEMP_TRIGGER,
+        sqlite3.SQLITE_DROP_TEMP_VIEW,
+        sqlite3.SQLITE_DROP_TRIGGER,
+        sqlite3.SQLITE_DROP_VIEW,
+        sqlite3.SQLITE_ALTER_TABLE,
+        sqlite3.SQLITE_REINDEX,
+        sqlite3.SQLITE_ANALYZE,
+    }
+)
+DESTRUCTIVE_ACTIONS = frozenset(
+    {
+        sqlite3.SQLITE_DROP_TABLE,
+        sqlite3.SQLITE_DROP_TEMP_TABLE,
+        sqlite3.SQLITE_DROP_VIEW,
+        sqlite3.SQLITE_DROP_TEMP_VIEW,
+        sqlite3.SQLITE_DROP_INDEX,
+        sqlite3.SQLITE_DROP_TRIGGER,
+        sqlite3.SQLITE_DELETE,
+    }
+)
+
+
+@dataclass
+class AuthorizerLog:
+    """What the last statement tried: the actions seen and the first one refused, in words."""
+
+    actions: list[tuple[int, str | None]] = field(default_factory=list)
+    refused: str | None = None
+
+    def reset(self) -> None:
+        self.actions.clear()
+        self.refused = None
+
+
+def _describe(action: int, arg1: str | None, arg2: str | None) -> str:
+    if action == sqlite3.SQLITE_PRAGMA:
+        return f"PRAGMA {arg1}{'=' + arg2 if arg2 else ''}"
+    if action == sqlite3.SQLITE_ATTACH:
+        return "ATTACH or VACUUM INTO (reaching another database file)"
+    if action == sqlite3.SQLITE_DETACH:
+        return "DETACH"
+    if action == sqlite3.SQLITE_FUNCTION:
+        return f"the function {arg2}()"
+    if action in (sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT):
+        return "transaction control (BEGIN/COMMIT/SAVEPOINT)"
+    if action in (sqlite3.SQLITE_CREATE_VTABLE, sqlite3.SQLITE_DROP_VTABLE):
+        return "creating or dropping a virtual table"
+    names = {
+        sqlite3.SQLITE_INSERT: "INSERT",
+        sqlite3.SQLITE_UPDATE: "UPDATE",
+        sqlite3.SQLITE_DELETE: "DELETE",
+        sqlite3.SQLITE_ALTER_TABLE: "ALTER TABLE",
+        sqlite3.SQLITE_REINDEX: "REINDEX",
+        sqlite3.SQLITE_ANALYZE: "ANALYZE",
+    }
+    if action not in names:
+        for name, value in vars(sqlite3).items():
+            if value == action and name.startswith(("SQLITE_CREATE_", "SQLITE_DROP_")):
+                names[action] = name.removeprefix("SQLITE_").replace("_", " ")
+    what = names.get(action, f"action {action}")
+    return f"{what}{' on ' + arg1 if arg1 else ''}"
+
+
+def authorizer(*, writable: bool, log: AuthorizerLog) -> Callable[..., int]:
+    """An authorizer for a read-only (``writable=False``) or a write-mode connection."""
+
+    def check(
+        action: int, arg1: str | None, arg2: str | None, database: str | None, trigger: str | None
+    ) -> int:
+        log.actions.append((action, arg1 if action != sqlite3.SQLITE_FUNCTION else arg2))
+        allowed = _allowed(action, arg1, arg2, writable)
+        if not allowed and log.refused is None:
+            log.refused = _describe(action, arg1, arg2)
+        return sqlite3.SQLITE_OK if allowed else sqlite3.SQLITE_DENY
+
+    return check
+
+
+def _allowed(action: int, arg1: str | None, arg2: str | None, writable: bool) -> bool:
+    if action in _READ_ACTIONS:
+        return True
+    if action == sqlite3.SQLITE_FUNCTION:
+        return (arg2 or "").lower() not in _DENIED_FUNCTIONS
+    if action == sqlite3.SQLITE_PRAGMA:
+        name = (arg1 or "").lower()
+        if name not in READ_PRAGMAS:
+            return False
+        return arg2 is None or name in _PRAGMAS_WITH_ARGUMENT
+    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+        return False
+    if action == sqlite3.SQLITE_UPDATE and arg1 in ("sqlite_master", "sqlite_schema") and not writable:
+        # SQLite reports this while it sets up a pragma table-valued function such as
+        # pragma_table_info('t'); nothing is written (the file is open mode=ro, and writable_schema
+        # is a pragma no connection may set).
+        return True
+    if action in (sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT):
+        # Each call is its own transaction; one left open would hold locks across calls.
+        return False
+    if action in (sqlite3.SQLITE_CREATE_VTABLE, sqlite3.SQLITE_DROP_VTABLE):
+        # Virtual table modules can be extensions with their own file access; not worth the risk.
+        return False
+    return writable and action in _WRITE_ACTIONS
