@@ -90,6 +90,9 @@ def _connect(path: Path, *, writable: bool, create: bool, limits: Limits) -> Gua
         check_same_thread=False,  # pooled: used by one worker thread at a time, not always the same one
         isolation_level=None,  # autocommit: every call is its own transaction
         timeout=limits.busy_timeout_ms / 1000,
+        # Every statement is compiled afresh so the authorizer sees (and logs) each one: a cached
+        # statement would skip it, and destructive-write detection reads that log.
+        cached_statements=0,
     )
     # Before the authorizer goes on, while these pragmas are still ours to run.
     connection.execute("PRAGMA trusted_schema = OFF")
@@ -527,9 +530,10 @@ class Database:
         with self._connection(writer=True, budget=Budget(self.limits.timeout_ms)) as connection:
             program = connection.execute(f"EXPLAIN {sql}", _bind(params)).fetchall()
             actions = list(connection.auth_log.actions)
-        if not any(
-            a not in (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION) for a, _ in actions
-        ):
+        # Statements compiled without any authorizer call (VACUUM) go on to run, and SQLite refuses
+        # them then; only a statement that provably just reads is sent to query instead.
+        reads = (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION)
+        if actions and all(action in reads for action, _ in actions):
             raise InvalidArgument(
                 "execute is for statements that change the database.", next_step="Use query to read."
             )

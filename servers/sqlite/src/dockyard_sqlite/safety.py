@@ -110,10 +110,12 @@ class AuthorizerLog:
 
     actions: list[tuple[int, str | None]] = field(default_factory=list)
     refused: str | None = None
+    refused_bookkeeping: bool = False
 
     def reset(self) -> None:
         self.actions.clear()
         self.refused = None
+        self.refused_bookkeeping = False
 
 
 def _describe(action: int, arg1: str | None, arg2: str | None) -> str:
@@ -153,8 +155,16 @@ def authorizer(*, writable: bool, log: AuthorizerLog) -> Callable[..., int]:
     ) -> int:
         log.actions.append((action, arg1 if action != sqlite3.SQLITE_FUNCTION else arg2))
         allowed = _allowed(action, arg1, arg2, writable)
-        if not allowed and log.refused is None:
-            log.refused = _describe(action, arg1, arg2)
+        # SQLite reports the catalog bookkeeping of a DROP or CREATE before the DROP or CREATE
+        # itself; the model should read about the statement it wrote.
+        bookkeeping = arg1 in ("sqlite_master", "sqlite_schema", "sqlite_temp_master")
+        if not allowed and (log.refused is None or (log.refused_bookkeeping and not bookkeeping)):
+            log.refused = (
+                "changing the schema (CREATE, DROP or ALTER)"
+                if bookkeeping
+                else _describe(action, arg1, arg2)
+            )
+            log.refused_bookkeeping = bookkeeping
         return sqlite3.SQLITE_OK if allowed else sqlite3.SQLITE_DENY
 
     return check

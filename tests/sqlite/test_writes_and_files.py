@@ -1,0 +1,173 @@
+"""Write mode and its confirmations; missing, corrupt and locked files; cancellation."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+import anyio
+import pytest
+
+from dockyard_sqlite.service import SqliteService
+from dockyard_sqlite.settings import Limits, Settings, parse_database_spec
+from tests.harness import LEGACY, open_session
+from tests.sqlite.conftest import file_digest, make_server
+
+
+def rows(path, sql):
+    connection = sqlite3.connect(path)
+    try:
+        return connection.execute(sql).fetchall()
+    finally:
+        connection.close()
+
+
+async def test_execute_exists_only_in_write_mode_with_a_destructive_hint(people, era):
+    async with open_session(make_server(people), era=era) as session:
+        assert "execute" not in await session.tool_names()
+    async with open_session(make_server(people, allow_write=True), era=era) as session:
+        (tool,) = [t for t in await session.list_tools() if t.name == "execute"]
+    assert tool.annotations.destructive_hint is True and tool.annotations.read_only_hint is False
+
+
+async def test_execute_inserts_updates_and_reports_what_changed(people, era):
+    async with open_session(make_server(people, allow_write=True), era=era) as session:
+        inserted = (
+            await session.call_ok(
+                "execute", {"sql": "INSERT INTO people(name) VALUES (?)", "params": ["Zoë"]}
+            )
+        ).data
+        updated = (
+            await session.call_ok(
+                "execute", {"sql": "UPDATE pets SET kind = 'dog' WHERE owner_id = :o", "params": {"o": 2}}
+            )
+        ).data
+        returning = (
+            await session.call_ok("execute", {"sql": "DELETE FROM pets WHERE id <= 2 RETURNING id"})
+        ).data
+        still_read_only = await session.call_error("query", {"sql": "DELETE FROM pets"})
+    assert inserted["rows_affected"] == 1 and inserted["last_row_id"] == 251
+    assert updated["rows_affected"] == 2  # pets 2 and 252 belong to owner 2
+    assert sorted(returning["returned_rows"]) == [[1], [2]]
+    assert "DELETE on pets is not allowed" in still_read_only
+    assert rows(people, "SELECT name FROM people WHERE id = 251") == [("Zoë",)]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "ATTACH DATABASE '{tmp}/x.db' AS x",
+        "VACUUM INTO '{tmp}/copy.db'",
+        "PRAGMA writable_schema = ON",
+        "SELECT load_extension('x')",
+        "BEGIN",
+    ],
+)
+async def test_write_mode_still_refuses_attach_vacuum_into_extensions_and_pragma_writes(
+    people, tmp_path, sql
+):
+    before = file_digest(people)
+    async with open_session(make_server(people, allow_write=True)) as session:
+        text = await session.call_error("execute", {"sql": sql.format(tmp=tmp_path), "confirm": True})
+    assert text.startswith("Error (permission_denied)")
+    assert file_digest(people) == before and not list(tmp_path.glob("*.db"))[1:]
+
+
+async def test_execute_refuses_reads(people):
+    async with open_session(make_server(people, allow_write=True)) as session:
+        text = await session.call_error("execute", {"sql": "SELECT 1"})
+    assert "use query" in text.lower()
+
+
+@pytest.mark.parametrize("sql", ["DROP TABLE pets", "DELETE FROM pets"])
+async def test_a_destructive_statement_runs_when_the_user_accepts(people, era, sql):
+    asked = []
+
+    def accept(message):
+        asked.append(message)
+        return {"confirm": True}
+
+    async with open_session(make_server(people, allow_write=True), era=era, elicit=accept) as session:
+        await session.call_ok("execute", {"sql": sql})
+    assert len(asked) == 1 and "pets" in asked[0]
+    assert rows(people, "SELECT count(*) FROM sqlite_master WHERE name = 'pets'")[0][0] == (
+        0 if "DROP" in sql else 1
+    )
+    if "DELETE" in sql:
+        assert rows(people, "SELECT count(*) FROM pets") == [(0,)]
+
+
+async def test_a_declined_destructive_statement_changes_nothing(people, era):
+    before = file_digest(people)
+    async with open_session(
+        make_server(people, allow_write=True), era=era, elicit=lambda message: None
+    ) as session:
+        text = await session.call_error("execute", {"sql": "DROP TABLE pets"})
+    assert "user declined" in text and file_digest(people) == before
+
+
+async def test_without_elicitation_a_destructive_statement_needs_confirm_true(people, era):
+    async with open_session(make_server(people, allow_write=True), era=era) as session:
+        text = await session.call_error("execute", {"sql": "DELETE FROM pets"})
+        assert "confirm=true" in text and rows(people, "SELECT count(*) FROM pets") == [(300,)]
+        await session.call_ok("execute", {"sql": "DELETE FROM pets", "confirm": True})
+    assert rows(people, "SELECT count(*) FROM pets") == [(0,)]
+
+
+async def test_a_delete_with_a_where_clause_needs_no_confirmation(people):
+    async with open_session(make_server(people, allow_write=True)) as session:
+        result = (await session.call_ok("execute", {"sql": "DELETE FROM pets WHERE id = 1"})).data
+    assert result["rows_affected"] == 1
+
+
+async def test_a_locked_database_is_a_retryable_conflict(people, era):
+    server = make_server(people, allow_write=True)
+    holder = sqlite3.connect(people)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        async with open_session(server, era=era) as session:
+            read = await session.call_error("query", {"sql": "SELECT count(*) FROM pets"})
+            write = await session.call_error("execute", {"sql": "DELETE FROM pets WHERE id = 1"})
+    finally:
+        holder.rollback()
+        holder.close()
+    for text in (read, write):
+        assert text.startswith("Error (conflict)") and "locked" in text and "may succeed if retried" in text
+
+
+def test_a_corrupt_file_is_refused_at_start_with_a_clear_message(tmp_path):
+    path = tmp_path / "corrupt.db"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(Exception, match="not a valid SQLite database or is corrupt"):
+        make_server(path)
+
+
+def test_a_missing_file_is_refused_unless_created_on_purpose(tmp_path):
+    with pytest.raises(Exception, match="does not exist"):
+        make_server(tmp_path / "missing.db")
+    assert not (tmp_path / "missing.db").exists()
+    spec = parse_database_spec(str(tmp_path / "new.db"))
+    SqliteService(Settings(databases=(spec,), allow_write=True, create=True))
+    assert (tmp_path / "new.db").is_file()
+
+
+async def test_a_cancelled_request_stops_its_statement(people):
+    service = SqliteService(
+        Settings(databases=(parse_database_spec(str(people)),), limits=Limits(timeout_ms=120_000))
+    )
+    database = service.database(None)
+    runaway = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
+    with anyio.move_on_after(0.3):
+        await service.run(
+            lambda budget: database.query(runaway, None, max_rows=None, cursor=None, budget=budget)
+        )
+    pool = database._reader.pool
+    for _ in range(100):  # the worker returns its connection once SQLite has been interrupted
+        if pool.checkedout() == 0:
+            break
+        time.sleep(0.05)
+    assert pool.checkedout() == 0, "the statement kept running after its request was cancelled"
+
+
+def test_the_legacy_era_constant_is_what_the_harness_uses():
+    assert LEGACY == "2025-11-25"
