@@ -1,0 +1,163 @@
+"""What the git tools return: pydantic models, so every result has an output schema."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class RepositoryInfo(BaseModel):
+    path: str
+    name: str
+    bare: bool
+    branch: str | None = Field(description="current branch; null when HEAD is detached")
+    dirty: bool = Field(description="uncommitted changes to tracked files, or untracked files")
+
+
+class RepositoryList(BaseModel):
+    repositories: list[RepositoryInfo]
+    truncated: bool = False
+    note: str | None = None
+
+
+class FileChange(BaseModel):
+    path: str
+    status: str = Field(
+        description="git's one-letter status: M modified, A added, D deleted, R renamed, T type change"
+    )
+    original_path: str | None = None
+
+
+class StatusResult(BaseModel):
+    repository: str
+    branch: str | None
+    head: str | None = Field(description="commit id of HEAD; null in an empty repository")
+    upstream: str | None
+    ahead: int | None
+    behind: int | None
+    staged: list[FileChange]
+    unstaged: list[FileChange]
+    untracked: list[str]
+    conflicted: list[str]
+    truncated: bool = False
+    note: str | None = None
+
+
+class Commit(BaseModel):
+    sha: str
+    author: str
+    email: str
+    date: str
+    subject: str
+    parents: list[str]
+
+
+class LogResult(BaseModel):
+    repository: str
+    commits: list[Commit]
+    truncated: bool = Field(
+        description="true when more commits match; pass next_skip as skip for the next page"
+    )
+    next_skip: int | None = None
+    note: str | None = None
+
+
+class DiffFileStat(BaseModel):
+    path: str
+    status: str | None = None
+    additions: int | None = Field(default=None, description="null for binary files")
+    deletions: int | None = None
+
+
+class DiffResult(BaseModel):
+    repository: str
+    mode: Literal["patch", "stat", "name_only"]
+    files: list[DiffFileStat]
+    patch: str | None = Field(
+        default=None, description="the unified diff (patch mode), cut per file and in total"
+    )
+    truncated: bool
+    note: str | None = None
+
+
+class ShowResult(BaseModel):
+    repository: str
+    kind: Literal["commit", "file"]
+    commit: Commit | None = None
+    files: list[DiffFileStat] = Field(default_factory=list)
+    patch: str | None = None
+    content: str | None = Field(default=None, description="file content (kind=file)")
+    size: int | None = Field(default=None, description="file size in bytes (kind=file)")
+    binary: bool = False
+    truncated: bool = False
+    next_offset: int | None = None
+    note: str | None = None
+
+
+class BlameLine(BaseModel):
+    line: int
+    sha: str
+    author: str
+    date: str
+    summary: str
+    text: str
+
+
+class BlameResult(BaseModel):
+    repository: str
+    path: str
+    lines: list[BlameLine]
+    truncated: bool = False
+    note: str | None = None
+
+
+class Branch(BaseModel):
+    name: str
+    kind: Literal["local", "remote"]
+    sha: str
+    current: bool
+    upstream: str | None = None
+    subject: str
+
+
+class BranchList(BaseModel):
+    repository: str
+    branches: list[Branch]
+    truncated: bool = False
+    note: str | None = None
+
+
+class Tag(BaseModel):
+    name: str
+    sha: str = Field(description="the commit the tag points to")
+    date: str | None
+    subject: str
+
+
+class TagList(BaseModel):
+    repository: str
+    tags: list[Tag]
+    truncated: bool = False
+    note: str | None = None
+
+
+class GrepMatch(BaseModel):
+    path: str
+    line: int
+    text: str
+
+
+class GrepResult(BaseModel):
+    repository: str
+    matches: list[GrepMatch]
+    truncated: bool = False
+    note: str | None = None
+
+
+class WriteResult(BaseModel):
+    repository: str
+    message: str
+    status: StatusResult | None = None
+    commit: Commit | None = None
+    stashes: list[str] | None = None

@@ -1,0 +1,823 @@
+"""What the git tools do, as plain functions over a :class:`~.repos.Repository` and a :class:`~.gitcmd.GitRunner`.
+
+Every value a model supplies reaches git as data: revisions are verified (``rev-parse --verify
+--end-of-options``) and then passed as commit ids, paths go after ``--`` under literal pathspecs, patterns
+follow ``-e``, and author/grep/date filters are ``--opt=value``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dockyard_shared import Conflict, InvalidArgument, NotFound, bound_text
+
+from .gitcmd import GitRunner
+from .models import (
+    BlameLine,
+    BlameResult,
+    Branch,
+    BranchList,
+    Commit,
+    DiffFileStat,
+    DiffResult,
+    FileChange,
+    GrepMatch,
+    GrepResult,
+    LogResult,
+    RepositoryInfo,
+    ShowResult,
+    StatusResult,
+    Tag,
+    TagList,
+    WriteResult,
+)
+from .repos import Repository, RepositorySet, validate_revision_text
+
+__all__ = ["GitOperations", "Limits"]
+
+_FIELD, _RECORD = "\x1f", "\x1e"
+_COMMIT_FORMAT = _FIELD.join(["%H", "%an", "%ae", "%aI", "%s", "%P"]) + _RECORD
+_CONVENTIONAL_TYPES = (
+    "feat",
+    "fix",
+    "docs",
+    "style",
+    "refactor",
+    "perf",
+    "test",
+    "build",
+    "ci",
+    "chore",
+    "revert",
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_log: int = 1_000  # commits per git_log page
+    default_log: int = 50
+    max_patch_chars: int = 60_000  # a patch in total
+    max_file_patch_chars: int = 12_000  # one file's part of a patch
+    max_file_chars: int = 60_000  # git_show of a file, per page
+    max_blame_lines: int = 500
+    max_grep_matches: int = 200
+    max_list: int = 300  # branches, tags, status entries
+
+
+def _parse_commits(text: str) -> list[Commit]:
+    commits = []
+    for record in text.split(_RECORD):
+        record = record.strip("\n")
+        if not record:
+            continue
+        fields = record.split(_FIELD)
+        if len(fields) < 6:
+            continue
+        sha, author, email, date, subject, parents = fields[:6]
+        commits.append(
+            Commit(sha=sha, author=author, email=email, date=date, subject=subject, parents=parents.split())
+        )
+    return commits
+
+
+class GitOperations:
+    def __init__(self, repositories: RepositorySet, runner: GitRunner, limits: Limits | None = None) -> None:
+        self.repositories = repositories
+        self.runner = runner
+        self.limits = limits or Limits()
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _git(self, repo: Repository, *args: str, max_bytes: int = 4_000_000, check: bool = True):
+        return self.runner.run(repo.git_dir, repo.work_tree, args, max_bytes=max_bytes, check=check)
+
+    def verify(self, repo: Repository, revision: str, what: str = "revision") -> str:
+        """The commit id ``revision`` names, or a not-found error."""
+        revision = validate_revision_text(revision, what)
+        result = self._git(
+            repo,
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            f"{revision}^{{commit}}",
+            check=False,
+        )
+        sha = result.text.strip()
+        if result.returncode != 0 or not re.fullmatch(r"[0-9a-f]{40,64}", sha):
+            raise NotFound(
+                f"{what} {revision!r} does not name a commit in {repo.name}.",
+                next_step="Check it with git_branches, git_tags or git_log.",
+            )
+        return sha
+
+    def _range(self, repo: Repository, revision_range: str) -> list[str]:
+        """``A..B`` / ``A...B`` / ``REV`` with every end verified and replaced by its commit id."""
+        for operator in ("...", ".."):
+            if operator in revision_range:
+                left, right = revision_range.split(operator, 1)
+                left_sha = self.verify(repo, left or "HEAD")
+                right_sha = self.verify(repo, right or "HEAD")
+                return [f"{left_sha}{operator}{right_sha}"]
+        return [self.verify(repo, revision_range)]
+
+    def _paths(self, repo: Repository, paths: Sequence[str] | None) -> list[str]:
+        return [self.repositories.relative_path(repo, p) for p in (paths or [])]
+
+    def _head(self, repo: Repository) -> tuple[str | None, str | None]:
+        head = self._git(repo, "rev-parse", "--verify", "--quiet", "HEAD", check=False).text.strip() or None
+        branch = (
+            self._git(repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).text.strip() or None
+        )
+        return branch, head
+
+    # -- read ---------------------------------------------------------------------------------
+
+    def repository_list(self) -> list[RepositoryInfo]:
+        infos = []
+        for repo in self.repositories.repositories(refresh=True):
+            branch, _ = self._head(repo)
+            dirty = False
+            if not repo.bare:
+                porcelain = self._git(
+                    repo, "status", "--porcelain", "--untracked-files=normal", max_bytes=1, check=False
+                )
+                dirty = bool(porcelain.text.strip()) or porcelain.truncated
+            infos.append(
+                RepositoryInfo(
+                    path=str(repo.path), name=repo.name, bare=repo.bare, branch=branch, dirty=dirty
+                )
+            )
+        return infos
+
+    def status(self, repo: Repository) -> StatusResult:
+        if repo.bare:
+            raise InvalidArgument(f"{repo.name} is a bare repository: it has no working tree to report on.")
+        output = self._git(
+            repo,
+            "status",
+            "--porcelain=v2",
+            "--branch",
+            "-z",
+            "--untracked-files=normal",
+            max_bytes=2_000_000,
+        )
+        branch = head = upstream = None
+        ahead = behind = None
+        staged: list[FileChange] = []
+        unstaged: list[FileChange] = []
+        untracked: list[str] = []
+        conflicted: list[str] = []
+        entries = output.text.split("\x00")
+        index = 0
+        while index < len(entries):
+            entry = entries[index]
+            index += 1
+            if entry.startswith("# branch.head "):
+                value = entry.removeprefix("# branch.head ")
+                branch = None if value == "(detached)" else value
+            elif entry.startswith("# branch.oid "):
+                value = entry.removeprefix("# branch.oid ")
+                head = None if value == "(initial)" else value
+            elif entry.startswith("# branch.upstream "):
+                upstream = entry.removeprefix("# branch.upstream ")
+            elif entry.startswith("# branch.ab "):
+                plus, minus = entry.removeprefix("# branch.ab ").split()
+                ahead, behind = int(plus), int(minus.lstrip("-"))
+            elif entry.startswith(("1 ", "2 ")):
+                parts = entry.split(" ", 8 if entry[0] == "1" else 9)
+                xy, path = parts[1], parts[-1]
+                original = None
+                if entry[0] == "2":
+                    original = entries[index]
+                    index += 1
+                if xy[0] != ".":
+                    staged.append(FileChange(path=path, status=xy[0], original_path=original))
+                if xy[1] != ".":
+                    unstaged.append(FileChange(path=path, status=xy[1]))
+            elif entry.startswith("u "):
+                conflicted.append(entry.split(" ", 10)[-1])
+            elif entry.startswith("? "):
+                untracked.append(entry[2:])
+        cap = self.limits.max_list
+        truncated = output.truncated or any(len(x) > cap for x in (staged, unstaged, untracked, conflicted))
+        note = (
+            f"Long lists cut to {cap} entries each. Narrow with git_diff(name_only=true, paths=[...])."
+            if truncated
+            else None
+        )
+        return StatusResult(
+            repository=str(repo.path),
+            branch=branch,
+            head=head,
+            upstream=upstream,
+            ahead=ahead,
+            behind=behind,
+            staged=staged[:cap],
+            unstaged=unstaged[:cap],
+            untracked=untracked[:cap],
+            conflicted=conflicted[:cap],
+            truncated=truncated,
+            note=note,
+        )
+
+    def log(
+        self,
+        repo: Repository,
+        *,
+        max_count: int | None,
+        skip: int,
+        revision_range: str | None,
+        paths: Sequence[str] | None,
+        author: str | None,
+        since: str | None,
+        until: str | None,
+        grep: str | None,
+    ) -> LogResult:
+        requested = max_count if max_count is not None else self.limits.default_log
+        capped = requested < 0 or requested > self.limits.max_log
+        count = self.limits.max_log if capped else requested
+        if skip < 0:
+            raise InvalidArgument("skip must be 0 or more.")
+        args = [
+            "log",
+            f"--format={_COMMIT_FORMAT}",
+            f"--max-count={count + 1}",
+            f"--skip={skip}",
+            "--no-color",
+        ]
+        for flag, value in (("--author", author), ("--since", since), ("--until", until), ("--grep", grep)):
+            if value:
+                if "\x00" in value or "\n" in value:
+                    raise InvalidArgument(f"{flag[2:]} may not contain NUL or newline characters.")
+                args.append(f"{flag}={value}")
+        args += ["--end-of-options"]
+        args += self._range(repo, revision_range) if revision_range else []
+        if not revision_range and self._head(repo)[1] is None:
+            return LogResult(
+                repository=str(repo.path),
+                commits=[],
+                truncated=False,
+                note="The repository has no commits yet.",
+            )
+        args += ["--", *self._paths(repo, paths)]
+        output = self._git(repo, *args, max_bytes=8_000_000)
+        commits = _parse_commits(output.text)
+        more = len(commits) > count or output.truncated
+        commits = commits[:count]
+        note = None
+        if more:
+            note = f"Showing {len(commits)} commits from {skip}. More match: call git_log again with skip={skip + len(commits)}"
+            note += (
+                f" (at most {self.limits.max_log} per call)."
+                if capped
+                else ", or narrow with a path, author or since."
+            )
+        return LogResult(
+            repository=str(repo.path),
+            commits=commits,
+            truncated=more,
+            next_skip=skip + len(commits) if more else None,
+            note=note,
+        )
+
+    def _diff_target(self, repo: Repository, staged: bool, base: str | None, target: str | None) -> list[str]:
+        if base and target:
+            return [self.verify(repo, base, "base"), self.verify(repo, target, "target")]
+        if base:
+            return [self.verify(repo, base, "base")]
+        if target:
+            raise InvalidArgument(
+                "target needs a base too.", next_step="Pass base (and target) to compare two revisions."
+            )
+        return ["--cached"] if staged else []
+
+    def diff(
+        self,
+        repo: Repository,
+        *,
+        staged: bool,
+        base: str | None,
+        target: str | None,
+        paths: Sequence[str] | None,
+        context_lines: int,
+        mode: str,
+    ) -> DiffResult:
+        if repo.bare and not base:
+            raise InvalidArgument(f"{repo.name} is bare: pass base (and target) to compare revisions.")
+        if not 0 <= context_lines <= 50:
+            raise InvalidArgument("context_lines must be between 0 and 50.")
+        where = self._diff_target(repo, staged, base, target)
+        pathspec = ["--", *self._paths(repo, paths)]
+        common = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M"]
+        files = self._diff_files(repo, common, where, pathspec)
+        cap = self.limits.max_list
+        if mode != "patch":
+            truncated = len(files) > cap
+            return DiffResult(
+                repository=str(repo.path),
+                mode=mode,  # type: ignore[arg-type]
+                files=files[:cap],
+                truncated=truncated,
+                note=f"{len(files)} files changed; showing {cap}. Narrow with paths." if truncated else None,
+            )
+        output = self._git(
+            repo,
+            *common,
+            f"--unified={context_lines}",
+            *where,
+            *pathspec,
+            max_bytes=self.limits.max_patch_chars * 4,
+        )
+        patch, cut_files, omitted = self._bound_patch(output.text, output.truncated)
+        truncated = bool(cut_files or omitted or output.truncated)
+        note = None
+        if truncated:
+            parts = []
+            if cut_files:
+                parts.append(
+                    f"cut per file ({self.limits.max_file_patch_chars} characters each): {', '.join(cut_files[:10])}"
+                )
+            if omitted:
+                parts.append(
+                    f"{omitted} more file(s) not shown (the whole patch is limited to {self.limits.max_patch_chars} characters)"
+                )
+            note = (
+                "Diff truncated — "
+                + "; ".join(parts)
+                + ". The files list is complete. To see more, call git_diff with paths=[one file], or mode='stat' first."
+            )
+        return DiffResult(
+            repository=str(repo.path),
+            mode="patch",
+            files=files[:cap],
+            patch=patch,
+            truncated=truncated,
+            note=note,
+        )
+
+    def _diff_files(
+        self, repo: Repository, common: list[str], where: list[str], pathspec: list[str]
+    ) -> list[DiffFileStat]:
+        numstat = self._git(repo, *common, "--numstat", "-z", *where, *pathspec, max_bytes=4_000_000).text
+        status = self._git(repo, *common, "--name-status", "-z", *where, *pathspec, max_bytes=4_000_000).text
+        statuses: dict[str, str] = {}
+        tokens = [t for t in status.split("\x00")]
+        i = 0
+        while i < len(tokens) - 1:
+            code = tokens[i]
+            if not code:
+                i += 1
+                continue
+            if code[0] in "RC":
+                statuses[tokens[i + 2]] = code[0]
+                i += 3
+            else:
+                statuses[tokens[i + 1]] = code[0]
+                i += 2
+        files = []
+        tokens = numstat.split("\x00")
+        i = 0
+        while i < len(tokens):
+            record = tokens[i]
+            i += 1
+            if not record:
+                continue
+            added, deleted, path = ([*record.split("\t", 2), "", "", ""])[:3]
+            if path == "":  # a rename: the next two tokens are the old and new names
+                path = tokens[i + 1] if i + 1 < len(tokens) else ""
+                i += 2
+            files.append(
+                DiffFileStat(
+                    path=path,
+                    status=statuses.get(path),
+                    additions=None if added == "-" else int(added or 0),
+                    deletions=None if deleted == "-" else int(deleted or 0),
+                )
+            )
+        return files
+
+    def _bound_patch(self, text: str, stream_cut: bool) -> tuple[str, list[str], int]:
+        sections = re.split(r"(?m)^(?=diff --git )", text)
+        kept: list[str] = []
+        cut_files: list[str] = []
+        total = 0
+        omitted = 0
+        for section in sections:
+            if not section:
+                continue
+            name_match = re.match(r"diff --git a/(.*?) b/", section)
+            name = name_match.group(1) if name_match else "?"
+            if len(section) > self.limits.max_file_patch_chars:
+                bounded = bound_text(section, self.limits.max_file_patch_chars)
+                section = (
+                    bounded.text
+                    + f"\n[… {name}: diff cut here, {bounded.total_chars - len(bounded.text)} more characters; call git_diff with paths=['{name}'] and fewer context_lines, or read the file with git_show]\n"
+                )
+                cut_files.append(name)
+            if total + len(section) > self.limits.max_patch_chars and kept:
+                omitted += 1
+                continue
+            kept.append(section)
+            total += len(section)
+        if stream_cut:
+            omitted += 1  # at least the one the reader stopped inside
+        return "".join(kept), cut_files, omitted
+
+    def show(self, repo: Repository, *, revision: str, path: str | None, offset: int) -> ShowResult:
+        if path is None and ":" in revision:
+            revision, path = revision.split(":", 1)
+        sha = self.verify(repo, revision or "HEAD")
+        if path is not None:
+            return self._show_file(repo, sha, path, offset)
+        header = self._git(repo, "show", "-s", f"--format={_COMMIT_FORMAT}", sha).text
+        (commit,) = _parse_commits(header)
+        common = ["show", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--format="]
+        files = self._diff_files(repo, common, [sha], [])
+        output = self._git(repo, *common, "--patch", sha, max_bytes=self.limits.max_patch_chars * 4)
+        patch, cut_files, omitted = self._bound_patch(output.text, output.truncated)
+        truncated = bool(cut_files or omitted)
+        note = (
+            "Patch truncated (per file and in total); the files list is complete. Use git_diff with base="
+            f"'{sha}^' target='{sha}' and paths=[…] for one file, or git_show with path for its content."
+            if truncated
+            else None
+        )
+        return ShowResult(
+            repository=str(repo.path),
+            kind="commit",
+            commit=commit,
+            files=files[: self.limits.max_list],
+            patch=patch,
+            truncated=truncated,
+            note=note,
+        )
+
+    def _show_file(self, repo: Repository, sha: str, path: str, offset: int) -> ShowResult:
+        relative = self.repositories.relative_path(repo, path)
+        spec = f"{sha}:{relative}"
+        kind = self._git(repo, "cat-file", "-t", spec, check=False)
+        if kind.returncode != 0:
+            raise NotFound(
+                f"{relative} does not exist at {sha[:12]}.",
+                next_step="List files with git_grep or check the path.",
+            )
+        if kind.text.strip() != "blob":
+            raise InvalidArgument(f"{relative} is a {kind.text.strip()} at {sha[:12]}, not a file.")
+        size = int(self._git(repo, "cat-file", "-s", spec).text.strip())
+        # cat-file -p applies no filters and no textconv: the stored bytes, nothing a config can run.
+        limit = offset + self.limits.max_file_chars * 4 + 1
+        raw = self._git(repo, "cat-file", "-p", spec, max_bytes=limit)
+        if "\x00" in raw.text[:8000]:
+            return ShowResult(
+                repository=str(repo.path),
+                kind="file",
+                size=size,
+                binary=True,
+                note="Binary file: content not shown.",
+            )
+        bounded = bound_text(
+            raw.text,
+            self.limits.max_file_chars,
+            offset=min(offset, len(raw.text)),
+            how_to_continue=lambda n: f"call git_show with offset={n}",
+        )
+        return ShowResult(
+            repository=str(repo.path),
+            kind="file",
+            content=bounded.text,
+            size=size,
+            truncated=bounded.truncated,
+            next_offset=bounded.next_offset,
+            note=bounded.note,
+        )
+
+    def blame(
+        self, repo: Repository, *, path: str, start: int | None, end: int | None, revision: str | None
+    ) -> BlameResult:
+        relative = self.repositories.relative_path(repo, path)
+        first = start or 1
+        last = end or first + self.limits.max_blame_lines - 1
+        if first < 1 or last < first:
+            raise InvalidArgument("start must be ≥ 1 and end ≥ start.")
+        truncated = last - first + 1 > self.limits.max_blame_lines
+        last = min(last, first + self.limits.max_blame_lines - 1)
+        args = ["blame", "--porcelain", "--no-textconv", f"-L{first},{last}"]
+        if revision:
+            args.append(self.verify(repo, revision))
+        output = self._git(repo, *args, "--", relative, check=False)
+        if output.returncode != 0:
+            if "has only" in output.stderr:
+                raise InvalidArgument(
+                    f"{relative}: {output.stderr.strip().splitlines()[-1]}", next_step="Use a smaller start."
+                )
+            raise NotFound(
+                f"Cannot blame {relative}: {output.stderr.strip()[:200]}",
+                next_step="Check the path and revision.",
+            )
+        lines: list[BlameLine] = []
+        info: dict[str, dict[str, str]] = {}
+        current: dict[str, str] = {}
+        sha = ""
+        number = 0
+        for raw in output.text.split("\n"):
+            if raw.startswith("\t"):
+                data = info.setdefault(sha, dict(current))
+                lines.append(
+                    BlameLine(
+                        line=number,
+                        sha=sha,
+                        author=data.get("author", ""),
+                        date=data.get("author-time", ""),
+                        summary=data.get("summary", ""),
+                        text=raw[1:],
+                    )
+                )
+                current = {}
+            elif re.match(r"^[0-9a-f]{40} \d+ \d+", raw):
+                parts = raw.split()
+                sha, number = parts[0], int(parts[2])
+                current = dict(info.get(sha, {}))
+            elif " " in raw:
+                key, value = raw.split(" ", 1)
+                current[key] = value
+        return BlameResult(
+            repository=str(repo.path),
+            path=relative,
+            lines=lines,
+            truncated=truncated,
+            note=f"Lines {first}–{last} shown; call again with start={last + 1} for more."
+            if truncated
+            else None,
+        )
+
+    def branches(self, repo: Repository, *, kind: str, contains: str | None) -> BranchList:
+        refs = {"local": ["refs/heads"], "remote": ["refs/remotes"], "all": ["refs/heads", "refs/remotes"]}[
+            kind
+        ]
+        fmt = _FIELD.join(
+            ["%(refname)", "%(objectname)", "%(HEAD)", "%(upstream:short)", "%(contents:subject)"]
+        )
+        args = ["for-each-ref", f"--format={fmt}", f"--count={self.limits.max_list + 1}"]
+        if contains:
+            args.append(f"--contains={self.verify(repo, contains)}")
+        output = self._git(repo, *args, *refs)
+        branches = []
+        for line in output.text.splitlines():
+            refname, sha, head, upstream, subject = (line.split(_FIELD) + [""] * 5)[:5]
+            if refname.endswith("/HEAD"):
+                continue
+            local = refname.startswith("refs/heads/")
+            name = refname.removeprefix("refs/heads/") if local else refname.removeprefix("refs/remotes/")
+            branches.append(
+                Branch(
+                    name=name,
+                    kind="local" if local else "remote",
+                    sha=sha,
+                    current=head == "*",
+                    upstream=upstream or None,
+                    subject=subject,
+                )
+            )
+        truncated = len(branches) > self.limits.max_list
+        return BranchList(
+            repository=str(repo.path),
+            branches=branches[: self.limits.max_list],
+            truncated=truncated,
+            note="More branches exist; narrow with kind or contains." if truncated else None,
+        )
+
+    def tags(self, repo: Repository) -> TagList:
+        fmt = _FIELD.join(
+            [
+                "%(refname:short)",
+                "%(*objectname)",
+                "%(objectname)",
+                "%(creatordate:iso-strict)",
+                "%(contents:subject)",
+            ]
+        )
+        output = self._git(
+            repo,
+            "for-each-ref",
+            "--sort=-creatordate",
+            f"--format={fmt}",
+            f"--count={self.limits.max_list + 1}",
+            "refs/tags",
+        )
+        tags = []
+        for line in output.text.splitlines():
+            name, peeled, sha, date, subject = (line.split(_FIELD) + [""] * 5)[:5]
+            tags.append(Tag(name=name, sha=peeled or sha, date=date or None, subject=subject))
+        truncated = len(tags) > self.limits.max_list
+        return TagList(
+            repository=str(repo.path),
+            tags=tags[: self.limits.max_list],
+            truncated=truncated,
+            note=f"Newest {self.limits.max_list} tags shown." if truncated else None,
+        )
+
+    def grep(
+        self,
+        repo: Repository,
+        *,
+        pattern: str,
+        paths: Sequence[str] | None,
+        revision: str | None,
+        ignore_case: bool,
+        max_matches: int | None,
+    ) -> GrepResult:
+        if not pattern or "\x00" in pattern or "\n" in pattern:
+            raise InvalidArgument("pattern must be a non-empty single line.")
+        limit = min(max_matches or 100, self.limits.max_grep_matches)
+        args = ["grep", "-n", "-I", "--no-color", "--full-name", "-E", "--null"]
+        if ignore_case:
+            args.append("-i")
+        args += ["-e", pattern]
+        if revision:
+            args.append(self.verify(repo, revision))
+        elif repo.bare:
+            args.append(self.verify(repo, "HEAD"))
+        output = self._git(repo, *args, "--", *self._paths(repo, paths), max_bytes=400_000, check=False)
+        if output.returncode not in (0, 1) and not output.truncated:
+            raise InvalidArgument(
+                f"git grep failed: {output.stderr.strip()[:300]}",
+                next_step="Check the pattern (extended regular expression).",
+            )
+        matches = []
+        for line in output.text.split("\n"):
+            if not line:
+                continue
+            parts = line.split("\x00")
+            if len(parts) < 3:
+                continue
+            path, number, text = parts[0], parts[1], "\x00".join(parts[2:])
+            if revision or repo.bare:
+                path = path.split(":", 1)[-1]
+            matches.append(GrepMatch(path=path, line=int(number) if number.isdigit() else 0, text=text[:500]))
+        truncated = len(matches) > limit or output.truncated
+        return GrepResult(
+            repository=str(repo.path),
+            matches=matches[:limit],
+            truncated=truncated,
+            note=f"More than {limit} matches; narrow with paths or a more specific pattern."
+            if truncated
+            else None,
+        )
+
+    # -- write --------------------------------------------------------------------------------
+
+    def _work_tree(self, repo: Repository) -> None:
+        if repo.bare:
+            raise InvalidArgument(f"{repo.name} is a bare repository: it has no working tree.")
+
+    def add(self, repo: Repository, paths: Sequence[str]) -> WriteResult:
+        self._work_tree(repo)
+        if not paths:
+            raise InvalidArgument(
+                "Name the files to stage.",
+                next_step="Pass paths, e.g. ['src/app.py'] or ['.'] for everything.",
+            )
+        self._git(repo, "add", "--", *self._paths(repo, paths))
+        return WriteResult(
+            repository=str(repo.path), message=f"Staged {len(paths)} path(s).", status=self.status(repo)
+        )
+
+    def unstage(self, repo: Repository, paths: Sequence[str]) -> WriteResult:
+        self._work_tree(repo)
+        relative = self._paths(repo, paths) or ["."]
+        if self._head(repo)[1] is None:
+            self._git(repo, "rm", "--cached", "-r", "-q", "--", *relative)
+        else:
+            self._git(repo, "reset", "-q", "HEAD", "--", *relative)
+        return WriteResult(repository=str(repo.path), message="Unstaged.", status=self.status(repo))
+
+    def commit(
+        self, repo: Repository, *, message: str, type: str | None, scope: str | None, breaking: bool
+    ) -> WriteResult:
+        self._work_tree(repo)
+        text = message.strip()
+        if not text:
+            raise InvalidArgument("The commit message is empty.")
+        if type:
+            if type not in _CONVENTIONAL_TYPES:
+                raise InvalidArgument(
+                    f"Unknown conventional-commit type {type!r}.",
+                    next_step=f"Use one of: {', '.join(_CONVENTIONAL_TYPES)}.",
+                )
+            if scope and not re.fullmatch(r"[\w./-]{1,40}", scope):
+                raise InvalidArgument("scope must be a short word (letters, digits, . / - _).")
+            text = f"{type}{f'({scope})' if scope else ''}{'!' if breaking else ''}: {text}"
+        status = self.status(repo)
+        if not status.staged:
+            raise Conflict(
+                "Nothing is staged, so there is nothing to commit.",
+                next_step="Stage changes with git_add first.",
+            )
+        identity = self._git(repo, "config", "--get", "user.email", check=False).text.strip()
+        if not identity:
+            raise Conflict(
+                "The repository has no committer identity (user.name / user.email in its config).",
+                next_step="Ask the user to set them: git config user.name '…' && git config user.email '…'.",
+            )
+        self.runner.run(
+            repo.git_dir,
+            repo.work_tree,
+            ["commit", "--no-verify", "--no-gpg-sign", "--cleanup=strip", "--file=-"],
+            stdin=text.encode(),
+        )
+        header = self._git(repo, "show", "-s", f"--format={_COMMIT_FORMAT}", "HEAD").text
+        return WriteResult(
+            repository=str(repo.path),
+            message="Committed.",
+            commit=_parse_commits(header)[0],
+            status=self.status(repo),
+        )
+
+    def create_branch(
+        self, repo: Repository, *, name: str, start_point: str | None, switch: bool
+    ) -> WriteResult:
+        validate_revision_text(name, "branch name")
+        check = self._git(repo, "check-ref-format", "--branch", name, check=False)
+        if check.returncode != 0:
+            raise InvalidArgument(
+                f"{name!r} is not a valid branch name.",
+                next_step="Use letters, digits, '-', '_', '/' (no spaces, '..', '~', '^', ':').",
+            )
+        start = self.verify(repo, start_point or "HEAD", "start_point")
+        existing = self._git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{name}", check=False)
+        if existing.returncode == 0:
+            raise Conflict(
+                f"A branch named {name!r} already exists.",
+                next_step="Pick another name, or switch to it with git_checkout.",
+            )
+        self._git(repo, "branch", "--no-track", "--end-of-options", name, start)
+        if switch:
+            return self.checkout(repo, branch=name)
+        return WriteResult(repository=str(repo.path), message=f"Created branch {name} at {start[:12]}.")
+
+    def checkout(self, repo: Repository, *, branch: str) -> WriteResult:
+        self._work_tree(repo)
+        validate_revision_text(branch, "branch")
+        status = self.status(repo)
+        if status.staged or status.unstaged or status.conflicted:
+            changed = [c.path for c in status.staged + status.unstaged][:10]
+            raise Conflict(
+                f"The working tree has uncommitted changes ({', '.join(changed)}); switching branches could discard them.",
+                next_step="Commit them (git_add, git_commit) or set them aside with git_stash(action='push'), then switch.",
+            )
+        exists = self._git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
+        if exists.returncode != 0:
+            names = [b.name for b in self.branches(repo, kind="local", contains=None).branches]
+            from dockyard_shared import did_you_mean
+
+            raise NotFound(
+                f"There is no local branch {branch!r}.", next_step=did_you_mean(branch, names, kind="branch")
+            )
+        self._git(repo, "switch", "--no-guess", "--end-of-options", branch)
+        return WriteResult(
+            repository=str(repo.path), message=f"Switched to {branch}.", status=self.status(repo)
+        )
+
+    def stash(self, repo: Repository, *, action: str, message: str | None) -> WriteResult:
+        self._work_tree(repo)
+        if action == "list":
+            output = self._git(repo, "stash", "list", "--format=%gd%x1f%s")
+            entries = [line.replace(_FIELD, ": ", 1) for line in output.text.splitlines()][
+                : self.limits.max_list
+            ]
+            return WriteResult(
+                repository=str(repo.path), message=f"{len(entries)} stash entries.", stashes=entries
+            )
+        if action == "push":
+            status = self.status(repo)
+            if not (status.staged or status.unstaged):
+                raise Conflict("There are no changes to stash.", next_step="Nothing to do.")
+            args = ["stash", "push"] + ([f"--message={message}"] if message else [])
+            self._git(repo, *args)
+            return WriteResult(
+                repository=str(repo.path), message="Changes stashed.", status=self.status(repo)
+            )
+        if action == "pop":
+            output = self._git(repo, "stash", "pop", check=False)
+            if output.returncode != 0:
+                text = (output.stderr or output.text).strip()
+                if "No stash entries" in text:
+                    raise NotFound(
+                        "There is no stash entry to pop.", next_step="Check with git_stash(action='list')."
+                    )
+                raise Conflict(
+                    f"The stash could not be applied cleanly: {text[-300:]}",
+                    next_step="Resolve the conflicts shown by git_status; the stash entry was kept.",
+                )
+            return WriteResult(
+                repository=str(repo.path), message="Stash applied and dropped.", status=self.status(repo)
+            )
+        raise InvalidArgument(f"Unknown stash action {action!r}.", next_step="Use push, pop or list.")
+
+    def changed_paths(self, repo: Repository, prefix: str, limit: int = 50) -> list[str]:
+        """Tracked paths starting with ``prefix`` (for completions)."""
+        output = self._git(repo, "ls-files", "-z", max_bytes=2_000_000, check=False)
+        return [p for p in output.text.split("\x00") if p and p.startswith(prefix)][:limit]

@@ -1,0 +1,202 @@
+"""Which repositories are served, and confinement of every path and revision a model names.
+
+A root is a repository (work tree or, only when named directly, bare) or a folder whose non-bare
+repositories — found by a scan of bounded depth and count that never follows symlinks — are all served.
+Everything is compared after symlinks are resolved: ``..``, absolute paths and links that leave a root
+are refused, whatever their spelling.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import git as gitpython
+
+from dockyard_shared import InvalidArgument, NotFound, PermissionDenied, did_you_mean
+
+from .gitcmd import GitRunner
+
+__all__ = ["Repository", "RepositorySet", "validate_revision_text"]
+
+MAX_DEPTH = 3
+MAX_REPOSITORIES = 500
+_SKIP_DIRS = {
+    "node_modules",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".mypy_cache",
+    "target",
+    "dist",
+    "build",
+}
+
+
+@dataclass(frozen=True)
+class Repository:
+    path: Path  # the work tree, or the git directory of a bare repository
+    git_dir: Path
+    bare: bool
+
+    @property
+    def work_tree(self) -> Path | None:
+        return None if self.bare else self.path
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _git_dir_of(work_tree: Path) -> Path | None:
+    """The git directory of a work tree (``.git`` folder, or the target of a ``.git`` file)."""
+    marker = work_tree / ".git"
+    if marker.is_symlink():
+        return None
+    if marker.is_dir():
+        return marker.resolve()
+    if marker.is_file():
+        content = marker.read_text(errors="replace").strip()
+        if content.startswith("gitdir:"):
+            target = Path(content.removeprefix("gitdir:").strip())
+            return (work_tree / target).resolve() if not target.is_absolute() else target.resolve()
+    return None
+
+
+def _is_bare(path: Path) -> bool:
+    try:
+        return gitpython.Repo(path).bare
+    except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError, OSError, ValueError):
+        return False
+
+
+class RepositorySet:
+    def __init__(self, roots: list[Path], runner: GitRunner) -> None:
+        self.roots = [Path(os.path.realpath(r)) for r in roots]
+        self.runner = runner
+        self._repositories: list[Repository] | None = None
+
+    # -- discovery ----------------------------------------------------------------------------
+
+    def repositories(self, *, refresh: bool = False) -> list[Repository]:
+        if self._repositories is None or refresh:
+            found: dict[Path, Repository] = {}
+            for root in self.roots:
+                for repository in self._scan(root):
+                    found.setdefault(repository.path, repository)
+                    if len(found) >= MAX_REPOSITORIES:
+                        break
+            self._repositories = sorted(found.values(), key=lambda r: str(r.path))
+        return self._repositories
+
+    def _scan(self, root: Path) -> Iterator[Repository]:
+        if _is_bare(root) and not (root / ".git").exists():
+            yield Repository(root, root, True)  # a root may name a bare repository; a scan never finds one
+            return
+        pending = [(root, 0)]
+        while pending:
+            folder, depth = pending.pop()
+            git_dir = _git_dir_of(folder)
+            if git_dir is not None and self._allowed(git_dir):
+                yield Repository(folder, git_dir, False)
+            if depth >= MAX_DEPTH:
+                continue
+            try:
+                children = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
+            except OSError:
+                continue
+            for child in children:
+                if (
+                    child.name == ".git"
+                    or child.name in _SKIP_DIRS
+                    or not child.is_dir(follow_symlinks=False)
+                ):
+                    continue
+                pending.append((Path(child.path), depth + 1))
+
+    def _allowed(self, path: Path) -> bool:
+        real = Path(os.path.realpath(path))
+        return any(_inside(real, root) for root in self.roots)
+
+    # -- resolution ---------------------------------------------------------------------------
+
+    def resolve(self, repo_path: str | None) -> Repository:
+        repositories = self.repositories()
+        if not repo_path:
+            if len(repositories) == 1:
+                return repositories[0]
+            if not repositories:
+                raise NotFound(
+                    "No git repository is served.",
+                    next_step="Ask the user to start the server with --root <repository>.",
+                )
+            raise InvalidArgument(
+                f"{len(repositories)} repositories are served; say which one with repo_path.",
+                next_step="Call git_repositories to list them, then pass repo_path.",
+            )
+        _reject_option_like(repo_path, "repo_path")
+        candidate = Path(os.path.expanduser(repo_path))
+        options = [candidate] if candidate.is_absolute() else [root / candidate for root in self.roots]
+        for option in options:
+            real = Path(os.path.realpath(option))
+            if not self._allowed(real):
+                continue
+            containing = [r for r in repositories if _inside(real, r.path)]
+            if not containing:
+                containing = [r for r in self.repositories(refresh=True) if _inside(real, r.path)]
+            if containing:
+                return max(containing, key=lambda r: len(r.path.parts))
+        if candidate.is_absolute() and not self._allowed(Path(os.path.realpath(candidate))):
+            raise PermissionDenied(
+                f"{repo_path} is outside the folders this server may use.",
+                next_step="Call git_repositories to list the repositories you can use.",
+            )
+        raise NotFound(
+            f"No served repository at {repo_path!r}.",
+            next_step=did_you_mean(candidate.name, [r.name for r in repositories], kind="repository")
+            + " Call git_repositories for the full paths.",
+        )
+
+    def relative_path(self, repository: Repository, path: str) -> str:
+        """``path`` as a literal path relative to the work tree, refused if it leaves it."""
+        _reject_option_like(path, "path")
+        if "\x00" in path or "\n" in path:
+            raise InvalidArgument("Paths may not contain NUL or newline characters.")
+        base = repository.work_tree or repository.path
+        candidate = Path(path)
+        joined = candidate if candidate.is_absolute() else base / candidate
+        real = Path(os.path.realpath(joined))  # resolves symlinks in every existing component
+        base_real = Path(os.path.realpath(base))
+        if not _inside(real, base_real) or (repository.work_tree and _inside(real, repository.git_dir)):
+            raise PermissionDenied(
+                f"The path {path!r} leads outside the repository {repository.name}.",
+                next_step="Use a path inside the repository, relative to its top folder.",
+            )
+        relative = real.relative_to(base_real).as_posix()
+        return relative or "."
+
+
+def _reject_option_like(value: str, what: str) -> None:
+    if value.startswith("-"):
+        raise InvalidArgument(
+            f"{what} may not start with '-' (it would be read as an option).",
+            next_step=f"Pass a real {what}; for a file named like an option, prefix it with ./",
+        )
+
+
+def validate_revision_text(revision: str, what: str = "revision") -> str:
+    """Cheap checks before git verifies a revision: no options, no control characters, bounded."""
+    revision = revision.strip()
+    if not revision:
+        raise InvalidArgument(f"The {what} is empty.")
+    _reject_option_like(revision, what)
+    if len(revision) > 256 or any(ord(c) < 32 for c in revision):
+        raise InvalidArgument(f"The {what} {revision[:40]!r} is not a valid revision.")
+    return revision
