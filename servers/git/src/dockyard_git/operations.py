@@ -82,6 +82,19 @@ def _parse_commits(text: str) -> list[Commit]:
     return commits
 
 
+def _split_patch(text: str) -> list[tuple[str, str]]:
+    """(path, section) for each file of a unified diff."""
+    result = []
+    for section in re.split(r"(?m)^(?=diff --git )", text):
+        if not section.startswith("diff --git "):
+            continue
+        renamed = re.search(r"(?m)^rename to (.+)$", section)
+        match = re.match(r"diff --git a/(.*?) b/(.*)$", section.split("\n", 1)[0])
+        path = renamed.group(1) if renamed else (match.group(2) if match else "?")
+        result.append((path, section))
+    return result
+
+
 class GitOperations:
     def __init__(self, repositories: RepositorySet, runner: GitRunner, limits: Limits | None = None) -> None:
         self.repositories = repositories
@@ -323,16 +336,10 @@ class GitOperations:
                 truncated=truncated,
                 note=f"{len(files)} files changed; showing {cap}. Narrow with paths." if truncated else None,
             )
-        output = self._git(
-            repo,
-            *common,
-            f"--unified={context_lines}",
-            *where,
-            *pathspec,
-            max_bytes=self.limits.max_patch_chars * 4,
+        patch, cut_files, omitted = self._patch(
+            repo, [*common, f"--unified={context_lines}", *where], pathspec[1:], files
         )
-        patch, cut_files, omitted = self._bound_patch(output.text, output.truncated)
-        truncated = bool(cut_files or omitted or output.truncated)
+        truncated = bool(cut_files or omitted)
         note = None
         if truncated:
             parts = []
@@ -399,31 +406,51 @@ class GitOperations:
             )
         return files
 
-    def _bound_patch(self, text: str, stream_cut: bool) -> tuple[str, list[str], int]:
-        sections = re.split(r"(?m)^(?=diff --git )", text)
+    def _patch(
+        self, repo: Repository, diff_args: list[str], paths: list[str], files: list[DiffFileStat]
+    ) -> tuple[str, list[str], int]:
+        """The patch for ``files``, each file cut at its own budget and the whole at the total budget.
+
+        One git process streams the patch until the reader's budget is spent (then it is killed);
+        files it did not reach are fetched one by one while the total budget lasts, so one huge file
+        never hides the small ones after it.
+        """
+        output = self._git(repo, *diff_args, "--", *paths, max_bytes=self.limits.max_patch_chars * 2)
+        sections = dict(_split_patch(output.text))
+        if output.truncated and sections:
+            sections.pop(next(reversed(sections)))  # the last one was cut mid-stream
         kept: list[str] = []
         cut_files: list[str] = []
         total = 0
         omitted = 0
-        for section in sections:
-            if not section:
+        for item in files:
+            if total >= self.limits.max_patch_chars:
+                omitted += 1
                 continue
-            name_match = re.match(r"diff --git a/(.*?) b/", section)
-            name = name_match.group(1) if name_match else "?"
+            section = sections.get(item.path)
+            if section is None:
+                single = self._git(
+                    repo,
+                    *diff_args,
+                    "--",
+                    item.path,
+                    max_bytes=self.limits.max_file_patch_chars * 2,
+                    check=False,
+                )
+                section = single.text
             if len(section) > self.limits.max_file_patch_chars:
                 bounded = bound_text(section, self.limits.max_file_patch_chars)
                 section = (
                     bounded.text
-                    + f"\n[… {name}: diff cut here, {bounded.total_chars - len(bounded.text)} more characters; call git_diff with paths=['{name}'] and fewer context_lines, or read the file with git_show]\n"
+                    + f"\n[… {item.path}: diff cut here; call git_diff with paths=['{item.path}'] and fewer "
+                    "context_lines, or read the file with git_show]\n"
                 )
-                cut_files.append(name)
+                cut_files.append(item.path)
             if total + len(section) > self.limits.max_patch_chars and kept:
                 omitted += 1
                 continue
             kept.append(section)
             total += len(section)
-        if stream_cut:
-            omitted += 1  # at least the one the reader stopped inside
         return "".join(kept), cut_files, omitted
 
     def show(self, repo: Repository, *, revision: str, path: str | None, offset: int) -> ShowResult:
@@ -436,8 +463,7 @@ class GitOperations:
         (commit,) = _parse_commits(header)
         common = ["show", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--format="]
         files = self._diff_files(repo, common, [sha], [])
-        output = self._git(repo, *common, "--patch", sha, max_bytes=self.limits.max_patch_chars * 4)
-        patch, cut_files, omitted = self._bound_patch(output.text, output.truncated)
+        patch, cut_files, omitted = self._patch(repo, [*common, "--patch", sha], [], files)
         truncated = bool(cut_files or omitted)
         note = (
             "Patch truncated (per file and in total); the files list is complete. Use git_diff with base="
@@ -761,13 +787,6 @@ class GitOperations:
     def checkout(self, repo: Repository, *, branch: str) -> WriteResult:
         self._work_tree(repo)
         validate_revision_text(branch, "branch")
-        status = self.status(repo)
-        if status.staged or status.unstaged or status.conflicted:
-            changed = [c.path for c in status.staged + status.unstaged][:10]
-            raise Conflict(
-                f"The working tree has uncommitted changes ({', '.join(changed)}); switching branches could discard them.",
-                next_step="Commit them (git_add, git_commit) or set them aside with git_stash(action='push'), then switch.",
-            )
         exists = self._git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
         if exists.returncode != 0:
             names = [b.name for b in self.branches(repo, kind="local", contains=None).branches]
@@ -775,6 +794,13 @@ class GitOperations:
 
             raise NotFound(
                 f"There is no local branch {branch!r}.", next_step=did_you_mean(branch, names, kind="branch")
+            )
+        status = self.status(repo)
+        if status.staged or status.unstaged or status.conflicted:
+            changed = [c.path for c in status.staged + status.unstaged][:10]
+            raise Conflict(
+                f"The working tree has uncommitted changes ({', '.join(changed)}); switching branches could discard them.",
+                next_step="Commit them (git_add, git_commit) or set them aside with git_stash(action='push'), then switch.",
             )
         self._git(repo, "switch", "--no-guess", "--end-of-options", branch)
         return WriteResult(
