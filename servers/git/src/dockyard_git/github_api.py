@@ -7,6 +7,7 @@ is returned inside ``<untrusted-data>`` markers, so a model can tell data from i
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -144,6 +145,21 @@ class IssueDetail(BaseModel):
     note: str | None = None
 
 
+def _translated(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Run a reading method under :meth:`GitHubReader._call`: PyGithub loads lazily, so an HTTP
+    error can surface at any attribute access, not only at the first request."""
+
+    def decorate(method: Callable[..., T]) -> Callable[..., T]:
+        @functools.wraps(method)
+        def wrapper(self: GitHubReader, slug: str, *args: Any, **kwargs: Any) -> T:
+            label = what.format(number=args[0] if args else kwargs.get("number"))
+            return self._call(label, lambda: method(self, slug, *args, **kwargs))
+
+        return wrapper
+
+    return decorate
+
+
 def _iso(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat() if value else None
 
@@ -210,8 +226,9 @@ class GitHubReader:
         )
 
     def _repo(self, slug: str) -> Any:
-        return self._client.get_repo(slug, lazy=True)
+        return self._client.get_repo(slug)
 
+    @_translated("the pull requests")
     def pull_requests(
         self, slug: str, *, state: str, base: str | None, head: str | None, page: int
     ) -> PullList:
@@ -253,6 +270,7 @@ class GitHubReader:
             note=f"There may be more: call again with page={page + 1}." if more else None,
         )
 
+    @_translated("pull request #{number}")
     def pull_request(
         self, slug: str, number: int, *, max_patch_chars: int = 4_000, max_files: int = 100
     ) -> PullDetail:
@@ -316,6 +334,7 @@ class GitHubReader:
             else None,
         )
 
+    @_translated("the issues")
     def issues(self, slug: str, *, state: str, labels: list[str] | None, page: int) -> IssueList:
         per_page = PER_PAGE
         _check_page(page)
@@ -351,6 +370,7 @@ class GitHubReader:
             note=f"There may be more: call again with page={page + 1}." if more else None,
         )
 
+    @_translated("issue #{number}")
     def issue(self, slug: str, number: int, *, comments_page: int = 1) -> IssueDetail:
         per_page = PER_PAGE
         _check_page(comments_page)
