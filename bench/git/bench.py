@@ -1,0 +1,106 @@
+"""dockyard-git vs the reference mcp-server-git on a large history, side by side.
+
+    uv run python bench/git/bench.py [--repo PATH] [--repeat 5]
+
+Without --repo it builds (once) a 50,000-commit history with make_history.py; any local clone works too.
+Both servers are driven over stdio by the same SDK client. The report gives median latency per call, the
+ratio peer/ours (above 1 means we are faster), response bytes and each server's peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _common import ROOT, WORK, Case, measure, peer_venv, report, serve
+from make_history import build
+
+
+def rev(repo: Path, expression: str) -> str:
+    return subprocess.run(
+        ["git", "rev-parse", expression], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def find_commit(repo: Path, subject: str) -> str:
+    out = subprocess.run(
+        ["git", "log", "--format=%H", f"--grep=^{subject}", "-n", "1"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.strip()
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repo", default=None)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    repo = Path(args.repo).resolve() if args.repo else build(WORK / "big-history", 50_000, 3_000)
+    peer = peer_venv("git-peer", ["mcp-server-git==2026.10.19"])
+    big = find_commit(repo, "big refactor") or rev(repo, "HEAD")
+    before_huge = find_commit(repo, "grow the big files") or rev(repo, "HEAD~1")
+    r = args.repeat
+    path = str(repo)
+    cases = [
+        Case("git_status", ("git_status", {}), ("git_status", {"repo_path": path}), r),
+        Case(
+            "git_log 10", ("git_log", {"max_count": 10}), ("git_log", {"repo_path": path, "max_count": 10}), r
+        ),
+        Case(
+            "git_log 1000",
+            ("git_log", {"max_count": 1000}),
+            ("git_log", {"repo_path": path, "max_count": 1000}),
+            r,
+        ),
+        Case(
+            "git_diff vs HEAD~200",
+            ("git_diff", {"base": "HEAD~200"}),
+            ("git_diff", {"repo_path": path, "target": "HEAD~200"}),
+            r,
+        ),
+        Case(
+            "git_show big commit",
+            ("git_show", {"revision": big}),
+            ("git_show", {"repo_path": path, "revision": big}),
+            r,
+        ),
+        Case(
+            "git_log unbounded (-1)",
+            ("git_log", {"max_count": -1}),
+            ("git_log", {"repo_path": path, "max_count": -1}),
+            1,
+            300,
+        ),
+        Case(
+            "git_diff 25 MB",
+            ("git_diff", {"base": before_huge}),
+            ("git_diff", {"repo_path": path, "target": before_huge}),
+            1,
+            300,
+        ),
+    ]
+    memory: dict[str, float | None] = {}
+    async with serve("ours", [str(ROOT / ".venv" / "bin" / "dockyard-git"), "--root", path]) as ours:
+        for case in cases:
+            case.results["ours"] = await measure(ours, *case.ours, case.repeat, case.timeout)
+        memory["dockyard-git"] = ours.peak_rss_mb()
+    async with serve("peer", [str(peer / "bin" / "mcp-server-git"), "--repository", path]) as other:
+        for case in cases:
+            case.results["peer"] = await measure(other, *case.peer, case.repeat, case.timeout)
+        memory["mcp-server-git"] = other.peak_rss_mb()
+    commits = subprocess.run(
+        ["git", "rev-list", "--count", "HEAD"], cwd=repo, capture_output=True, text=True
+    ).stdout.strip()
+    print(report(f"dockyard-git vs mcp-server-git, {commits} commits ({repo.name})", cases, memory))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,134 @@
+"""dockyard-sqlite vs the reference mcp-server-sqlite on a 1,000,000-row database, side by side.
+
+    uv run python bench/sqlite/bench.py [--rows 1000000] [--repeat 10]
+
+The peer needs mcp<2, so it gets its own virtual environment under bench/.work/. Both servers are driven
+over stdio by the same SDK client; the report gives median latency per call, the ratio peer/ours (above 1
+means we are faster), response bytes and each server's peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _common import ROOT, WORK, Case, measure, peer_venv, report, serve
+
+AGGREGATE = "SELECT kind, count(*), sum(amount), avg(amount) FROM events GROUP BY kind"
+
+
+def build_database(path: Path, rows: int) -> Path:
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.unlink(missing_ok=True)
+    connection = sqlite3.connect(temporary)
+    connection.executescript(
+        f"""
+        CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL, country TEXT NOT NULL);
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id), kind TEXT NOT NULL,
+            amount REAL NOT NULL, created TEXT NOT NULL);
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000)
+        INSERT INTO users SELECT i, 'user ' || i, substr('DEFRUSJPBRIN', 1 + (i % 6) * 2, 2) FROM n;
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {rows})
+        INSERT INTO events SELECT i, 1 + (i * 7919) % 10000, CASE i % 3 WHEN 0 THEN 'view' WHEN 1 THEN 'click' ELSE 'buy' END,
+               (i % 1000) / 10.0, datetime(1700000000 + i * 37, 'unixepoch') FROM n;
+        CREATE INDEX events_by_user ON events(user_id);
+        """
+    )
+    connection.commit()
+    connection.close()
+    temporary.rename(path)
+    return path
+
+
+def plain_sqlite_ms(path: Path, sql: str, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        started = time.perf_counter()
+        connection.execute(sql).fetchall()
+        times.append(time.perf_counter() - started)
+        connection.close()
+    return sorted(times)[len(times) // 2] * 1000
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=10)
+    args = parser.parse_args()
+    database = build_database(WORK / f"events-{args.rows}.db", args.rows)
+    peer = peer_venv("sqlite-peer", ["mcp-server-sqlite==2025.4.25", "mcp<2"])
+    r = args.repeat
+    cases = [
+        Case("list_tables", ("list_tables", {}), ("list_tables", {}), r),
+        Case(
+            "describe_table",
+            ("describe_table", {"table": "events"}),
+            ("describe_table", {"table_name": "events"}),
+            r,
+        ),
+        Case(
+            "query 10 rows",
+            ("query", {"sql": "SELECT * FROM events LIMIT 10"}),
+            ("read_query", {"query": "SELECT * FROM events LIMIT 10"}),
+            r,
+        ),
+        Case(
+            "query 10,000 rows",
+            ("query", {"sql": "SELECT * FROM events LIMIT 10000", "max_rows": 10000}),
+            ("read_query", {"query": "SELECT * FROM events LIMIT 10000"}),
+            max(3, r // 2),
+        ),
+        Case(
+            "aggregate over all rows",
+            ("query", {"sql": AGGREGATE}),
+            ("read_query", {"query": AGGREGATE}),
+            max(3, r // 2),
+        ),
+        Case(
+            "SELECT * over all rows",
+            ("query", {"sql": "SELECT * FROM events"}),
+            ("read_query", {"query": "SELECT * FROM events"}),
+            1,
+            timeout=120,
+        ),
+    ]
+    memory: dict[str, float | None] = {}
+    ours_command = [
+        str(ROOT / ".venv" / "bin" / "dockyard-sqlite"),
+        "--db",
+        str(database),
+        "--timeout-ms",
+        "60000",
+    ]
+    async with serve("ours", ours_command) as ours:
+        for case in cases:
+            case.results["ours"] = await measure(ours, *case.ours, case.repeat, case.timeout)
+        memory["dockyard-sqlite"] = ours.peak_rss_mb()
+    async with serve("peer", [str(peer / "bin" / "mcp-server-sqlite"), "--db-path", str(database)]) as other:
+        for case in cases:
+            case.results["peer"] = await measure(other, *case.peer, case.repeat, case.timeout)
+        memory["mcp-server-sqlite"] = other.peak_rss_mb()
+    plain = plain_sqlite_ms(database, AGGREGATE, 5)
+    ours_aggregate = cases[4].results["ours"].get("median_ms")
+    extra = (
+        f"Aggregate in plain Python sqlite3 (same query, no MCP): {plain:.1f} ms; ours over MCP: "
+        f"{ours_aggregate:.1f} ms ({ours_aggregate / plain:.2f}× plain, including the stdio round trip)."
+        if ours_aggregate
+        else ""
+    )
+    print(report(f"dockyard-sqlite vs mcp-server-sqlite, {args.rows:,} rows", cases, memory, extra))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
