@@ -1,0 +1,33 @@
+"""--audit-log: one JSON line per tool call, secrets redacted, through a real process."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.harness import Launch, open_session
+from tests.interop.conftest import launch_for
+
+pytestmark = pytest.mark.slow
+
+
+async def test_every_call_is_logged_with_outcome_duration_and_redacted_secrets(tmp_path, data_dir):
+    audit = tmp_path / "audit.jsonl"
+    base = launch_for("toy", data_dir)
+    launch = Launch(base.script, (*base.args, "--audit-log", str(audit)), env=base.env, cwd=base.cwd)
+    secret = "ghp_" + "s" * 36
+    async with open_session(launch) as session:
+        await session.call_ok("add", {"a": 1, "b": 2})
+        await session.call_error("word", {"name": f"token {secret}"})
+        await session.call_error("crash")
+    records = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [(r["tool"], r["outcome"]) for r in records] == [
+        ("add", "ok"),
+        ("word", "error"),
+        ("crash", "error"),
+    ]
+    assert records[0]["arguments"] == {"a": 1, "b": 2} and records[0]["server"] == "toy"
+    assert records[1]["error_category"] == "not_found" and records[2]["error_category"] == "internal"
+    assert all(r["duration_ms"] >= 0 and r["time"].endswith("+00:00") for r in records)
+    assert secret not in audit.read_text()
