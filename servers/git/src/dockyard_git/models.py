@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
+
+from dockyard_shared.schema import bulk_list
 
 
 class RepositoryInfo(BaseModel):
@@ -55,7 +57,7 @@ class Commit(BaseModel):
 
 class LogResult(BaseModel):
     repository: str
-    commits: list[Commit]
+    commits: Annotated[list[Commit], bulk_list("commits, newest first: {sha, author, email, date, subject, parents}")]
     truncated: bool = Field(
         description="true when more commits match; pass next_skip as skip for the next page"
     )
@@ -107,7 +109,7 @@ class BlameLine(BaseModel):
 class BlameResult(BaseModel):
     repository: str
     path: str
-    lines: list[BlameLine]
+    lines: Annotated[list[BlameLine], bulk_list("one entry per line: {line, sha, author, date, summary, text}")]
     truncated: bool = False
     note: str | None = None
 

@@ -32,9 +32,9 @@ from dockyard_shared import (
     NotFound,
     PermissionDenied,
     Problem,
-    bound_items,
     close_matches,
     decode_cursor,
+    json_size,
     did_you_mean,
     encode_cursor,
 )
@@ -290,35 +290,35 @@ class Database:
         )
 
     def list_tables(self) -> list[TableSummary]:
-        inspector = self._inspector()
-        entries = [(n, "table") for n in inspector.get_table_names()] + [
-            (n, "view") for n in inspector.get_view_names()
-        ]
         summaries = []
-        for name, kind in entries:
-            columns = len(inspector.get_columns(name))
+        with self._connection(budget=Budget(self.limits.timeout_ms)) as connection:
+            catalog = connection.execute(
+                "SELECT name, type, (SELECT count(*) FROM pragma_table_info(m.name)) FROM sqlite_master AS m "
+                "WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY type, name"
+            ).fetchall()
+        for name, kind, columns in catalog:
             count, exact = self._count_rows(name, kind)
-            summaries.append(
-                TableSummary(
-                    name=name, type=kind, row_count=count, row_count_exact=exact, column_count=columns
-                )
-            )
+            summaries.append(TableSummary(name=name, type=kind, row_count=count, row_count_exact=exact, column_count=columns))
         return summaries
+
+    # Above this many rows (judged by the largest rowid) a count is reported as an estimate: counting
+    # a large table reads all of it, the estimate costs one index seek.
+    EXACT_COUNT_UP_TO = 200_000
 
     def _count_rows(self, name: str, kind: str) -> tuple[int | None, bool]:
         quoted = _quote_identifier(name)
+        if kind == "table":
+            try:
+                with self._connection(budget=Budget(200)) as connection:
+                    largest = connection.execute(f"SELECT max(rowid) FROM {quoted}").fetchone()[0]
+                if largest is not None and largest > self.EXACT_COUNT_UP_TO:
+                    return int(largest), False
+            except Problem:
+                pass  # WITHOUT ROWID tables have no rowid: count them
         try:
             with self._connection(budget=Budget(200)) as connection:
                 return connection.execute(f"SELECT count(*) FROM {quoted}").fetchone()[0], True
         except LimitExceeded:
-            pass
-        if kind != "table":
-            return None, False
-        try:  # rowid tables: the largest rowid is an upper bound found in O(log n)
-            with self._connection(budget=Budget(200)) as connection:
-                estimate = connection.execute(f"SELECT max(rowid) FROM {quoted}").fetchone()[0]
-                return (int(estimate) if estimate is not None else 0), False
-        except Problem:
             return None, False
 
     def describe_table(self, name: str) -> TableDescription:
@@ -406,13 +406,39 @@ class Database:
             )
         return value
 
-    def _rows(self, cursor: sqlite3.Cursor) -> Iterator[list[Any]]:
-        while True:
-            batch = cursor.fetchmany(256)
+    def _page(self, cursor: sqlite3.Cursor, limit: int) -> tuple[list[list[Any]], bool, str | None]:
+        """Up to ``limit`` rows within the character budget: (rows, more exist, what stopped us).
+
+        Rows are fetched, converted and measured a batch at a time (one C-level json.dumps per batch);
+        only a batch holding a blob, a non-finite float or a very long text goes value by value.
+        """
+        rows: list[list[Any]] = []
+        chars = 0
+        budget = self.limits.max_chars
+        while len(rows) < limit:
+            batch = cursor.fetchmany(min(64, limit - len(rows)))
             if not batch:
-                return
-            for row in batch:
-                yield [self._cell(v) for v in row]
+                return rows, False, None
+            converted = [list(row) for row in batch]
+            try:
+                size = len(json.dumps(converted, ensure_ascii=False, allow_nan=False))
+            except (TypeError, ValueError):
+                size = self.limits.max_cell_chars + 1
+            if size > self.limits.max_cell_chars:  # maybe a long text, a blob or NaN: convert each value
+                converted = [[self._cell(v) for v in row] for row in batch]
+                size = json_size(converted)
+            if chars + size <= budget:
+                rows.extend(converted)
+                chars += size
+                continue
+            for row in converted:  # the budget ends inside this batch
+                row_size = json_size(row)
+                if rows and chars + row_size > budget:
+                    return rows, True, "max_chars"
+                rows.append(row)
+                chars += row_size
+        more = cursor.fetchone() is not None
+        return rows, more, "max_items" if more else None
 
     def query(
         self,
@@ -454,25 +480,27 @@ class Database:
                 if not batch:
                     break
                 skipped += len(batch)
-            page = bound_items(self._rows(result), max_items=limit, max_chars=self.limits.max_chars)
+            rows, more, stopped_by = self._page(result, limit)
         next_cursor = None
         note = None
-        if page.truncated:
-            next_offset = offset + len(page.items)
+        if more:
+            next_offset = offset + len(rows)
             next_cursor = encode_cursor({"q": fingerprint, "offset": next_offset})
-            reason = "max_rows" if page.stopped_by == "max_items" else "the page size limit in characters"
+            reason = "max_rows" if stopped_by == "max_items" else "the page size limit in characters"
             note = (
                 f"Truncated at {reason}: rows {offset + 1}–{next_offset} shown; more rows exist. "
                 "Call query again with the same sql, params and database plus cursor=next_cursor for the next page, "
                 "or narrow the query (WHERE, fewer columns, an aggregate)."
             )
-        return QueryResult(
+        # Built from values this method produced: validating 10,000 rows again would cost more than
+        # running the query.
+        return QueryResult.model_construct(
             database=self.alias,
             columns=columns,
-            rows=page.items,
-            row_count=len(page.items),
+            rows=rows,
+            row_count=len(rows),
             offset=offset,
-            truncated=page.truncated,
+            truncated=more,
             next_cursor=next_cursor,
             note=note,
         )
@@ -554,8 +582,7 @@ class Database:
             cursor = connection.execute(sql, _bind(params))
             returned = None
             if cursor.description is not None:
-                page = bound_items(self._rows(cursor), max_items=100, max_chars=self.limits.max_chars // 4)
-                returned = page.items
+                returned, _, _ = self._page(cursor, 100)
             changed = connection.total_changes - before
             last_row_id = cursor.lastrowid
         return ExecuteResult(

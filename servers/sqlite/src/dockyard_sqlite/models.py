@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
+
+from dockyard_shared.schema import bulk_list
 
 __all__ = [
     "ColumnInfo",
@@ -64,13 +66,13 @@ class TableDescription(BaseModel):
     create_sql: str | None
     row_count: int | None
     row_count_exact: bool
-    sample_rows: list[list[Any]] = Field(description="the first few rows, columns in the order above")
+    sample_rows: Annotated[list[list[Any]], bulk_list("the first few rows: lists of values, columns in the order above")]
 
 
 class QueryResult(BaseModel):
     database: str
     columns: list[str]
-    rows: list[list[Any]]
+    rows: Annotated[list[list[Any]], bulk_list("one list of values per row, in the order of columns")]
     row_count: int = Field(description="rows in this page")
     offset: int = Field(description="rows before this page")
     truncated: bool = Field(description="true when more rows exist; pass next_cursor to get them")
