@@ -34,9 +34,9 @@ from dockyard_shared import (
     Problem,
     close_matches,
     decode_cursor,
-    json_size,
     did_you_mean,
     encode_cursor,
+    json_size,
 )
 from dockyard_shared.errors import scrub_paths
 
@@ -274,19 +274,18 @@ class Database:
 
     def resolve_table(self, name: str) -> tuple[str, str]:
         """The catalog's own spelling of ``name`` and whether it is a table or a view."""
-        inspector = self._inspector()
-        tables, views = inspector.get_table_names(), inspector.get_view_names()
-        for kind, names in (("table", tables), ("view", views)):
-            for candidate in names:
-                if candidate == name:
-                    return candidate, kind
-        for kind, names in (("table", tables), ("view", views)):
-            for candidate in names:
-                if candidate.lower() == name.lower():
+        with self._connection(budget=Budget(self.limits.timeout_ms)) as connection:
+            catalog = connection.execute(
+                "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
+            ).fetchall()
+        for matches in (lambda c: c == name, lambda c: c.lower() == name.lower()):
+            for candidate, kind in catalog:
+                if matches(candidate):
                     return candidate, kind
         raise NotFound(
             f"There is no table or view named {name!r} in database {self.alias!r}.",
-            next_step=did_you_mean(name, tables + views, kind="table") + " Call list_tables to see them all.",
+            next_step=did_you_mean(name, [c for c, _ in catalog], kind="table")
+            + " Call list_tables to see them all.",
         )
 
     def list_tables(self) -> list[TableSummary]:
@@ -298,7 +297,11 @@ class Database:
             ).fetchall()
         for name, kind, columns in catalog:
             count, exact = self._count_rows(name, kind)
-            summaries.append(TableSummary(name=name, type=kind, row_count=count, row_count_exact=exact, column_count=columns))
+            summaries.append(
+                TableSummary(
+                    name=name, type=kind, row_count=count, row_count_exact=exact, column_count=columns
+                )
+            )
         return summaries
 
     # Above this many rows (judged by the largest rowid) a count is reported as an estimate: counting
@@ -323,59 +326,63 @@ class Database:
 
     def describe_table(self, name: str) -> TableDescription:
         table, kind = self.resolve_table(name)
-        inspector = self._inspector()
-        primary = (
-            set(inspector.get_pk_constraint(table).get("constrained_columns") or [])
-            if kind == "table"
-            else set()
-        )
-        columns = [
-            ColumnInfo(
-                name=c["name"],
-                type=str(c["type"]) if c.get("type") is not None else "",
-                nullable=bool(c.get("nullable", True)),
-                default=None if c.get("default") is None else str(c["default"]),
-                primary_key=c["name"] in primary,
-            )
-            for c in inspector.get_columns(table)
-        ]
-        foreign_keys = (
-            [
-                ForeignKeyInfo(
-                    columns=fk["constrained_columns"],
-                    referred_table=fk["referred_table"],
-                    referred_columns=fk["referred_columns"],
-                    on_delete=(fk.get("options") or {}).get("ondelete"),
-                )
-                for fk in inspector.get_foreign_keys(table)
-            ]
-            if kind == "table"
-            else []
-        )
-        indexes = (
-            [
-                IndexInfo(
-                    name=ix["name"], columns=[c for c in ix["column_names"] if c], unique=bool(ix["unique"])
-                )
-                for ix in inspector.get_indexes(table)
-            ]
-            if kind == "table"
-            else []
-        )
+        quoted = _quote_identifier(table)
+        # PRAGMAs on one connection: the catalog in a handful of index lookups.
         with self._connection(budget=Budget(self.limits.timeout_ms)) as connection:
+            info = connection.execute(
+                'SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)', (table,)
+            ).fetchall()
+            keys = connection.execute(
+                'SELECT id, "from", "table", "to", on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq',
+                (table,),
+            ).fetchall()
+            index_rows = connection.execute(
+                'SELECT name, "unique", origin FROM pragma_index_list(?)', (table,)
+            ).fetchall()
+            indexes = [
+                IndexInfo(
+                    name=index_name if origin == "c" else None,
+                    columns=[
+                        c[0]
+                        for c in connection.execute(
+                            "SELECT name FROM pragma_index_info(?) ORDER BY seqno", (index_name,)
+                        )
+                        if c[0]
+                    ],
+                    unique=bool(unique),
+                )
+                for index_name, unique, origin in index_rows
+                if origin != "pk"
+            ]
             row = connection.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
-            cursor = connection.execute(
-                f"SELECT * FROM {_quote_identifier(table)} LIMIT ?", (self.limits.sample_rows,)
-            )
+            cursor = connection.execute(f"SELECT * FROM {quoted} LIMIT ?", (self.limits.sample_rows,))
             sample = [[self._cell(v) for v in r] for r in cursor.fetchall()]
+        columns = [
+            ColumnInfo(name=n, type=t or "", nullable=not notnull, default=default, primary_key=bool(pk))
+            for n, t, notnull, default, pk in info
+        ]
+        grouped: dict[int, ForeignKeyInfo] = {}
+        for key_id, source, target, target_column, on_delete in keys:
+            entry = grouped.setdefault(
+                key_id,
+                ForeignKeyInfo(
+                    columns=[],
+                    referred_table=target,
+                    referred_columns=[],
+                    on_delete=None if on_delete in (None, "NO ACTION") else on_delete,
+                ),
+            )
+            entry.columns.append(source)
+            if target_column:
+                entry.referred_columns.append(target_column)
         count, exact = self._count_rows(table, kind)
         return TableDescription(
             database=self.alias,
             name=table,
             type=kind,
             columns=columns,
-            foreign_keys=foreign_keys,
-            indexes=indexes,
+            foreign_keys=list(grouped.values()),
+            indexes=sorted(indexes, key=lambda ix: ix.name or ""),
             create_sql=row[0] if row else None,
             row_count=count,
             row_count_exact=exact,

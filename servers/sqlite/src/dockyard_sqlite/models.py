@@ -66,7 +66,9 @@ class TableDescription(BaseModel):
     create_sql: str | None
     row_count: int | None
     row_count_exact: bool
-    sample_rows: Annotated[list[list[Any]], bulk_list("the first few rows: lists of values, columns in the order above")]
+    sample_rows: Annotated[
+        list[list[Any]], bulk_list("the first few rows: lists of values, columns in the order above")
+    ]
 
 
 class QueryResult(BaseModel):
