@@ -3,7 +3,7 @@
 Every git process gets:
 
 * an environment with no system or global config (``GIT_CONFIG_NOSYSTEM``, ``GIT_CONFIG_GLOBAL=/dev/null``,
-  an empty ``HOME``), no prompts, no pager, no optional locks, and ``GIT_DIR``/``GIT_WORK_TREE`` set
+  an empty ``HOME``), no prompts, no pager, and ``GIT_DIR``/``GIT_WORK_TREE`` set
   explicitly — so a repository's ``core.worktree`` cannot point git elsewhere;
 * ``-c`` overrides that neutralise every command a repository's own config can name: hooks, fsmonitor,
   clean/smudge/process filters, external diff and textconv drivers, merge drivers, pagers, editors,
@@ -106,7 +106,6 @@ class GitRunner:
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_CONFIG_GLOBAL": "/dev/null",
             "GIT_TERMINAL_PROMPT": "0",
-            "GIT_OPTIONAL_LOCKS": "0",
             "GIT_ATTR_NOSYSTEM": "1",
             "GIT_NO_REPLACE_OBJECTS": "1",
             "GIT_LITERAL_PATHSPECS": "1",  # a path is a path: no ':(top)', globs or other pathspec magic

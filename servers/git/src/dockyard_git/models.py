@@ -57,7 +57,9 @@ class Commit(BaseModel):
 
 class LogResult(BaseModel):
     repository: str
-    commits: Annotated[list[Commit], bulk_list("commits, newest first: {sha, author, email, date, subject, parents}")]
+    commits: Annotated[
+        list[Commit], bulk_list("commits, newest first: {sha, author, email, date, subject, parents}")
+    ]
     truncated: bool = Field(
         description="true when more commits match; pass next_skip as skip for the next page"
     )
@@ -68,7 +70,9 @@ class LogResult(BaseModel):
 class DiffFileStat(BaseModel):
     path: str
     status: str | None = None
-    additions: int | None = Field(default=None, description="null for binary files")
+    additions: int | None = Field(
+        default=None, description="null for binary files, and for files whose patch was not read in full"
+    )
     deletions: int | None = None
 
 
@@ -109,7 +113,9 @@ class BlameLine(BaseModel):
 class BlameResult(BaseModel):
     repository: str
     path: str
-    lines: Annotated[list[BlameLine], bulk_list("one entry per line: {line, sha, author, date, summary, text}")]
+    lines: Annotated[
+        list[BlameLine], bulk_list("one entry per line: {line, sha, author, date, summary, text}")
+    ]
     truncated: bool = False
     note: str | None = None
 

@@ -325,7 +325,7 @@ class GitOperations:
         where = self._diff_target(repo, staged, base, target)
         pathspec = ["--", *self._paths(repo, paths)]
         common = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M"]
-        files = self._diff_files(repo, common, where, pathspec)
+        files = self._diff_files(repo, common, where, pathspec, counts=mode == "stat")
         cap = self.limits.max_list
         if mode != "patch":
             truncated = len(files) > cap
@@ -366,45 +366,45 @@ class GitOperations:
         )
 
     def _diff_files(
-        self, repo: Repository, common: list[str], where: list[str], pathspec: list[str]
+        self,
+        repo: Repository,
+        common: list[str],
+        where: list[str],
+        pathspec: list[str],
+        *,
+        counts: bool = True,
     ) -> list[DiffFileStat]:
-        numstat = self._git(repo, *common, "--numstat", "-z", *where, *pathspec, max_bytes=4_000_000).text
-        status = self._git(repo, *common, "--name-status", "-z", *where, *pathspec, max_bytes=4_000_000).text
-        statuses: dict[str, str] = {}
-        tokens = [t for t in status.split("\x00")]
-        i = 0
-        while i < len(tokens) - 1:
-            code = tokens[i]
-            if not code:
-                i += 1
-                continue
-            if code[0] in "RC":
-                statuses[tokens[i + 2]] = code[0]
-                i += 3
-            else:
-                statuses[tokens[i + 1]] = code[0]
-                i += 2
-        files = []
-        tokens = numstat.split("\x00")
+        """The changed files with their status, from one git process.
+
+        ``--raw`` needs only object ids, so it is cheap on any size of change; line counts
+        (``--numstat``) need the content diffed, so they are asked for only when wanted.
+        """
+        extra = ["--raw", "--numstat"] if counts else ["--raw"]
+        tokens = self._git(repo, *common, *extra, "-z", *where, *pathspec, max_bytes=8_000_000).text.split(
+            "\x00"
+        )
+        files: dict[str, DiffFileStat] = {}
         i = 0
         while i < len(tokens):
-            record = tokens[i]
+            token = tokens[i]
             i += 1
-            if not record:
+            if not token:
                 continue
-            added, deleted, path = ([*record.split("\t", 2), "", "", ""])[:3]
-            if path == "":  # a rename: the next two tokens are the old and new names
-                path = tokens[i + 1] if i + 1 < len(tokens) else ""
-                i += 2
-            files.append(
-                DiffFileStat(
-                    path=path,
-                    status=statuses.get(path),
-                    additions=None if added == "-" else int(added or 0),
-                    deletions=None if deleted == "-" else int(deleted or 0),
-                )
-            )
-        return files
+            if token.startswith(":"):  # raw: ":mode mode sha sha STATUS" then one path, or two for R/C
+                status = token.split()[-1][0]
+                if status in "RC":
+                    path, i = tokens[i + 1], i + 2
+                else:
+                    path, i = tokens[i], i + 1
+                files[path] = DiffFileStat(path=path, status=status)
+                continue
+            added, deleted, path = ([*token.split("\t", 2), "", "", ""])[:3]
+            if path == "":  # numstat of a rename: the old and new names follow
+                path, i = (tokens[i + 1] if i + 1 < len(tokens) else ""), i + 2
+            entry = files.setdefault(path, DiffFileStat(path=path))
+            entry.additions = None if added == "-" else int(added or 0)
+            entry.deletions = None if deleted == "-" else int(deleted or 0)
+        return list(files.values())
 
     def _patch(
         self, repo: Repository, diff_args: list[str], paths: list[str], files: list[DiffFileStat]
@@ -438,6 +438,10 @@ class GitOperations:
                     check=False,
                 )
                 section = single.text
+            if item.additions is None and not (output.truncated and item.path not in sections):
+                body = [line for line in section.split("\n") if not line.startswith(("+++ ", "--- "))]
+                item.additions = sum(1 for line in body if line.startswith("+"))
+                item.deletions = sum(1 for line in body if line.startswith("-"))
             if len(section) > self.limits.max_file_patch_chars:
                 bounded = bound_text(section, self.limits.max_file_patch_chars)
                 section = (
@@ -462,7 +466,7 @@ class GitOperations:
         header = self._git(repo, "show", "-s", f"--format={_COMMIT_FORMAT}", sha).text
         (commit,) = _parse_commits(header)
         common = ["show", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--format="]
-        files = self._diff_files(repo, common, [sha], [])
+        files = self._diff_files(repo, common, [sha], [], counts=False)
         patch, cut_files, omitted = self._patch(repo, [*common, "--patch", sha], [], files)
         truncated = bool(cut_files or omitted)
         note = (
