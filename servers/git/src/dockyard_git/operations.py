@@ -411,51 +411,52 @@ class GitOperations:
     ) -> tuple[str, list[str], int]:
         """The patch for ``files``, each file cut at its own budget and the whole at the total budget.
 
-        One git process streams the patch until the reader's budget is spent (then it is killed);
-        files it did not reach are fetched one by one while the total budget lasts, so one huge file
-        never hides the small ones after it.
+        git streams the patch and is stopped once the reader's budget is spent. The files a stream did
+        not reach are asked for in the next stream (by name, a batch at a time), so one huge file never
+        hides the small ones after it, and a few git processes serve any size of change.
         """
-        output = self._git(repo, *diff_args, "--", *paths, max_bytes=self.limits.max_patch_chars * 2)
-        sections = dict(_split_patch(output.text))
-        if output.truncated and sections:
-            sections.pop(next(reversed(sections)))  # the last one was cut mid-stream
-        kept: list[str] = []
+        per_file, budget = self.limits.max_file_patch_chars, self.limits.max_patch_chars
+        shown: dict[str, str] = {}
         cut_files: list[str] = []
+        pending = [item.path for item in files]
+        first = True
         total = 0
-        omitted = 0
+        for _ in range(6):
+            if not pending or total >= budget:
+                break
+            batch = paths if first else pending[:64]
+            first = False
+            output = self._git(repo, *diff_args, "--", *batch, max_bytes=per_file + (budget - total) * 2)
+            sections = _split_patch(output.text)
+            for index, (name, section) in enumerate(sections):
+                partial = output.truncated and index == len(sections) - 1
+                if name in shown:
+                    continue
+                if partial or len(section) > per_file:
+                    bounded = bound_text(section, per_file)
+                    section = (
+                        bounded.text.rstrip("\n")
+                        + f"\n[… {name}: diff cut here; call git_diff with paths=['{name}'] and fewer "
+                        "context_lines, or read the file with git_show]\n"
+                    )
+                    cut_files.append(name)
+                shown[name] = section
+                total += len(section)
+            pending = [p for p in pending if p not in shown]
+        kept: list[str] = []
+        running = 0
         for item in files:
-            if total >= self.limits.max_patch_chars:
-                omitted += 1
+            section = shown.get(item.path)
+            if section is None or (kept and running + len(section) > budget):
                 continue
-            section = sections.get(item.path)
-            if section is None:
-                single = self._git(
-                    repo,
-                    *diff_args,
-                    "--",
-                    item.path,
-                    max_bytes=self.limits.max_file_patch_chars * 2,
-                    check=False,
-                )
-                section = single.text
-            if item.additions is None and not (output.truncated and item.path not in sections):
+            if item.additions is None and item.path not in cut_files:
                 body = [line for line in section.split("\n") if not line.startswith(("+++ ", "--- "))]
                 item.additions = sum(1 for line in body if line.startswith("+"))
                 item.deletions = sum(1 for line in body if line.startswith("-"))
-            if len(section) > self.limits.max_file_patch_chars:
-                bounded = bound_text(section, self.limits.max_file_patch_chars)
-                section = (
-                    bounded.text
-                    + f"\n[… {item.path}: diff cut here; call git_diff with paths=['{item.path}'] and fewer "
-                    "context_lines, or read the file with git_show]\n"
-                )
-                cut_files.append(item.path)
-            if total + len(section) > self.limits.max_patch_chars and kept:
-                omitted += 1
-                continue
             kept.append(section)
-            total += len(section)
-        return "".join(kept), cut_files, omitted
+            running += len(section)
+        omitted = len(files) - len(kept)
+        return "".join(kept), [c for c in cut_files if shown.get(c) in kept], omitted
 
     def show(self, repo: Repository, *, revision: str, path: str | None, offset: int) -> ShowResult:
         if path is None and ":" in revision:
