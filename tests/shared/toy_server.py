@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from typing import Annotated
 
 import mcp.types as mt
+from pydantic import Field
 
 from dockyard_shared import READ_ONLY, InvalidArgument, NotFound
 from dockyard_shared.runner import ServerEntry, run_server
@@ -58,7 +60,7 @@ def build(args: argparse.Namespace):
         raise RuntimeError("secret detail /home/someone/.ssh/id_rsa")
 
     @server.tool(annotations=READ_ONLY)
-    async def sleep(seconds: float) -> str:
+    async def sleep(seconds: Annotated[float, Field(ge=0, le=5)]) -> str:
         """Sleep, then answer.
 
         Use when: testing concurrency.
