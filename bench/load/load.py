@@ -47,21 +47,21 @@ def rss_mb(pid: int) -> float:
 async def one_session(
     url: str, tool: str, arguments: dict, calls: int, latencies: list[float], errors: list[str]
 ) -> None:
-    async with httpx2.AsyncClient(timeout=60) as http:
-        async with (
-            streamable_http_client(url, http_client=http) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            for _ in range(calls):
-                started = time.perf_counter()
-                try:
-                    result = await session.call_tool(tool, arguments)
-                    if result.is_error:
-                        errors.append(result.content[0].text[:100])
-                except Exception as error:  # counted, not fatal: the report says how many
-                    errors.append(f"{type(error).__name__}: {error}"[:100])
-                latencies.append(time.perf_counter() - started)
+    async with (
+        httpx2.AsyncClient(timeout=60) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        for _ in range(calls):
+            started = time.perf_counter()
+            try:
+                result = await session.call_tool(tool, arguments)
+                if result.is_error:
+                    errors.append(result.content[0].text[:100])
+            except Exception as error:  # counted, not fatal: the report says how many
+                errors.append(f"{type(error).__name__}: {error}"[:100])
+            latencies.append(time.perf_counter() - started)
 
 
 async def load(url: str, tool: str, arguments: dict, sessions: int, calls: int) -> str:
