@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dockyard_shared import Conflict, InvalidArgument, NotFound, bound_text
+from dockyard_shared import Conflict, InvalidArgument, NotFound, Problem, bound_text
 
 from .gitcmd import GitRunner
 from .models import (
@@ -64,9 +64,16 @@ class Limits:
     max_blame_lines: int = 500
     max_grep_matches: int = 200
     max_list: int = 300  # branches, tags, status entries
+    max_subject_chars: int = 500  # a commit subject, branch or tag subject, blame summary
+    max_line_chars: int = 1_000  # one line of blamed file text
 
 
-def _parse_commits(text: str) -> list[Commit]:
+def _clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, with a visible mark when cut (one-line fields: subjects, names)."""
+    return text if len(text) <= limit else text[:limit] + f"…[{len(text) - limit} more characters]"
+
+
+def _parse_commits(text: str, limits: Limits) -> list[Commit]:
     commits = []
     for record in text.split(_RECORD):
         record = record.strip("\n")
@@ -77,7 +84,14 @@ def _parse_commits(text: str) -> list[Commit]:
             continue
         sha, author, email, date, subject, parents = fields[:6]
         commits.append(
-            Commit(sha=sha, author=author, email=email, date=date, subject=subject, parents=parents.split())
+            Commit(
+                sha=sha,
+                author=_clip(author, limits.max_subject_chars),
+                email=_clip(email, limits.max_subject_chars),
+                date=date,
+                subject=_clip(subject, limits.max_subject_chars),
+                parents=parents.split(),
+            )
         )
     return commits
 
@@ -268,16 +282,21 @@ class GitOperations:
                 args.append(f"{flag}={value}")
         args += ["--end-of-options"]
         args += self._range(repo, revision_range) if revision_range else []
-        if not revision_range and self._head(repo)[1] is None:
+        args += ["--", *self._paths(repo, paths)]
+        # One git process: without a range, an empty repository is recognised from git's own refusal
+        # rather than by asking for HEAD first (two more processes on every call).
+        try:
+            output = self._git(repo, *args, max_bytes=8_000_000)
+        except Problem as error:
+            if revision_range or "does not have any commits yet" not in error.what:
+                raise
             return LogResult(
                 repository=str(repo.path),
                 commits=[],
                 truncated=False,
                 note="The repository has no commits yet.",
             )
-        args += ["--", *self._paths(repo, paths)]
-        output = self._git(repo, *args, max_bytes=8_000_000)
-        commits = _parse_commits(output.text)
+        commits = _parse_commits(output.text, self.limits)
         more = len(commits) > count or output.truncated
         commits = commits[:count]
         note = None
@@ -465,7 +484,7 @@ class GitOperations:
         if path is not None:
             return self._show_file(repo, sha, path, offset)
         header = self._git(repo, "show", "-s", f"--format={_COMMIT_FORMAT}", sha).text
-        (commit,) = _parse_commits(header)
+        (commit,) = _parse_commits(header, self.limits)
         common = ["show", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--format="]
         files = self._diff_files(repo, common, [sha], [], counts=False)
         patch, cut_files, omitted = self._patch(repo, [*common, "--patch", sha], [], files)
@@ -539,7 +558,7 @@ class GitOperations:
         if revision:
             args.append(self.verify(repo, revision))
         output = self._git(repo, *args, "--", relative, check=False)
-        if output.returncode != 0:
+        if output.returncode != 0 and not output.truncated:
             if "has only" in output.stderr:
                 raise InvalidArgument(
                     f"{relative}: {output.stderr.strip().splitlines()[-1]}", next_step="Use a smaller start."
@@ -562,8 +581,8 @@ class GitOperations:
                         sha=sha,
                         author=data.get("author", ""),
                         date=data.get("author-time", ""),
-                        summary=data.get("summary", ""),
-                        text=raw[1:],
+                        summary=_clip(data.get("summary", ""), self.limits.max_subject_chars),
+                        text=_clip(raw[1:], self.limits.max_line_chars),
                     )
                 )
                 current = {}
@@ -574,12 +593,17 @@ class GitOperations:
             elif " " in raw:
                 key, value = raw.split(" ", 1)
                 current[key] = value
+        if output.truncated and lines:
+            # git's output passed its byte budget (very long lines): stop at the last whole line read.
+            lines.pop()
+        shown_to = lines[-1].line if lines else first - 1
+        truncated = truncated or output.truncated
         return BlameResult(
             repository=str(repo.path),
             path=relative,
             lines=lines,
             truncated=truncated,
-            note=f"Lines {first}–{last} shown; call again with start={last + 1} for more."
+            note=f"Lines {first}–{shown_to} shown; call again with start={shown_to + 1} for more."
             if truncated
             else None,
         )
@@ -609,7 +633,7 @@ class GitOperations:
                     sha=sha,
                     current=head == "*",
                     upstream=upstream or None,
-                    subject=subject,
+                    subject=_clip(subject, self.limits.max_subject_chars),
                 )
             )
         truncated = len(branches) > self.limits.max_list
@@ -641,7 +665,14 @@ class GitOperations:
         tags = []
         for line in output.text.splitlines():
             name, peeled, sha, date, subject = (line.split(_FIELD) + [""] * 5)[:5]
-            tags.append(Tag(name=name, sha=peeled or sha, date=date or None, subject=subject))
+            tags.append(
+                Tag(
+                    name=name,
+                    sha=peeled or sha,
+                    date=date or None,
+                    subject=_clip(subject, self.limits.max_subject_chars),
+                )
+            )
         truncated = len(tags) > self.limits.max_list
         return TagList(
             repository=str(repo.path),
@@ -763,7 +794,7 @@ class GitOperations:
         return WriteResult(
             repository=str(repo.path),
             message="Committed.",
-            commit=_parse_commits(header)[0],
+            commit=_parse_commits(header, self.limits)[0],
             status=self.status(repo),
         )
 

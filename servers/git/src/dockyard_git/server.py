@@ -1,8 +1,9 @@
 """The MCP face of dockyard-git: thin tools, resources, prompts and completions over :mod:`.operations`."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 import mcp.types as mt
 from fastmcp import FastMCP
@@ -38,6 +39,8 @@ from .repos import Repository, RepositorySet
 from .service import run_cancellable
 
 __all__ = ["GitSettings", "create_server"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,11 @@ def create_server(settings: GitSettings) -> FastMCP:
     def repo(repo_path: str | None) -> Repository:
         return repositories.resolve(repo_path)
 
+    async def on_repo(repo_path: str | None, work: Callable[[Repository], T]) -> T:
+        """``work`` on the repository ``repo_path`` names, off the event loop: finding it touches the
+        file system (and may rescan the roots), which must not hold up other requests."""
+        return await run_cancellable(lambda: work(repo(repo_path)))
+
     # -- read ---------------------------------------------------------------------------------
 
     @server.tool(annotations=READ_ONLY)
@@ -100,8 +108,7 @@ def create_server(settings: GitSettings) -> FastMCP:
         Returns: structured lists of file changes with git's status letters.
         Limits: each list is cut at 300 entries (truncated says so).
         """
-        target = repo(repo_path)
-        return await run_cancellable(lambda: ops.status(target))
+        return await on_repo(repo_path, ops.status)
 
     @server.tool(annotations=READ_ONLY)
     async def git_log(
@@ -133,9 +140,9 @@ def create_server(settings: GitSettings) -> FastMCP:
         Returns: commits with sha, author, email, ISO date, subject and parents; next_skip when more match.
         Limits: 50 commits by default, 1000 per call at most; page with skip=next_skip.
         """
-        target = repo(repo_path)
-        return await run_cancellable(
-            lambda: ops.log(
+        return await on_repo(
+            repo_path,
+            lambda target: ops.log(
                 target,
                 max_count=max_count,
                 skip=skip,
@@ -145,7 +152,7 @@ def create_server(settings: GitSettings) -> FastMCP:
                 since=since,
                 until=until,
                 grep=grep,
-            )
+            ),
         )
 
     @server.tool(annotations=READ_ONLY)
@@ -173,9 +180,9 @@ def create_server(settings: GitSettings) -> FastMCP:
         Limits: each file's patch is cut at 12,000 characters and the whole at 60,000, with a note naming
         what was cut; the file list stays complete. Use mode='stat' first on big changes, then paths.
         """
-        target_repo = repo(repo_path)
-        return await run_cancellable(
-            lambda: ops.diff(
+        return await on_repo(
+            repo_path,
+            lambda target_repo: ops.diff(
                 target_repo,
                 staged=staged,
                 base=base,
@@ -183,7 +190,7 @@ def create_server(settings: GitSettings) -> FastMCP:
                 paths=paths,
                 context_lines=context_lines,
                 mode=mode,
-            )
+            ),
         )
 
     @server.tool(annotations=READ_ONLY)
@@ -207,8 +214,9 @@ def create_server(settings: GitSettings) -> FastMCP:
         Limits: patches are cut per file and in total like git_diff; file content is paged 60,000
         characters at a time (next_offset); binary files are not shown.
         """
-        target = repo(repo_path)
-        return await run_cancellable(lambda: ops.show(target, revision=revision, path=path, offset=offset))
+        return await on_repo(
+            repo_path, lambda target: ops.show(target, revision=revision, path=path, offset=offset)
+        )
 
     @server.tool(annotations=READ_ONLY)
     async def git_blame(
@@ -227,9 +235,8 @@ def create_server(settings: GitSettings) -> FastMCP:
         Returns: per line: number, commit sha, author, date (unix time), commit summary and the text.
         Limits: 500 lines per call; give start/end for a range and continue from the note.
         """
-        target = repo(repo_path)
-        return await run_cancellable(
-            lambda: ops.blame(target, path=path, start=start, end=end, revision=revision)
+        return await on_repo(
+            repo_path, lambda target: ops.blame(target, path=path, start=start, end=end, revision=revision)
         )
 
     @server.tool(annotations=READ_ONLY)
@@ -245,8 +252,7 @@ def create_server(settings: GitSettings) -> FastMCP:
         Returns: name, local/remote, sha, current flag, upstream and subject of each branch.
         Limits: 300 branches at most.
         """
-        target = repo(repo_path)
-        return await run_cancellable(lambda: ops.branches(target, kind=kind, contains=contains))
+        return await on_repo(repo_path, lambda target: ops.branches(target, kind=kind, contains=contains))
 
     @server.tool(annotations=READ_ONLY)
     async def git_tags(repo_path: RepoPath = None) -> TagList:
@@ -257,8 +263,7 @@ def create_server(settings: GitSettings) -> FastMCP:
         Returns: name, commit sha, date and subject of each tag.
         Limits: the newest 300 tags.
         """
-        target = repo(repo_path)
-        return await run_cancellable(lambda: ops.tags(target))
+        return await on_repo(repo_path, ops.tags)
 
     @server.tool(annotations=READ_ONLY)
     async def git_grep(
@@ -280,16 +285,16 @@ def create_server(settings: GitSettings) -> FastMCP:
         Returns: matches with path, line number and the line (cut at 500 characters).
         Limits: 100 matches by default, 200 at most; binary files are skipped.
         """
-        target = repo(repo_path)
-        return await run_cancellable(
-            lambda: ops.grep(
+        return await on_repo(
+            repo_path,
+            lambda target: ops.grep(
                 target,
                 pattern=pattern,
                 paths=paths,
                 revision=revision,
                 ignore_case=ignore_case,
                 max_matches=max_matches,
-            )
+            ),
         )
 
     # -- write --------------------------------------------------------------------------------
@@ -308,8 +313,7 @@ def create_server(settings: GitSettings) -> FastMCP:
             Returns: the new status.
             Limits: paths must be inside the repository.
             """
-            target = repo(repo_path)
-            return await run_cancellable(lambda: ops.add(target, paths))
+            return await on_repo(repo_path, lambda target: ops.add(target, paths))
 
         @server.tool(annotations=ADDITIVE)
         async def git_unstage(paths: Paths = None, repo_path: RepoPath = None) -> WriteResult:
@@ -320,8 +324,7 @@ def create_server(settings: GitSettings) -> FastMCP:
             Returns: the new status.
             Limits: all staged files when paths is empty.
             """
-            target = repo(repo_path)
-            return await run_cancellable(lambda: ops.unstage(target, paths or []))
+            return await on_repo(repo_path, lambda target: ops.unstage(target, paths or []))
 
         @server.tool(annotations=ADDITIVE)
         async def git_commit(
@@ -358,9 +361,9 @@ def create_server(settings: GitSettings) -> FastMCP:
             Returns: the new commit and status.
             Limits: hooks do not run; needs user.name/user.email in the repository's config.
             """
-            target = repo(repo_path)
-            return await run_cancellable(
-                lambda: ops.commit(target, message=message, type=type, scope=scope, breaking=breaking)
+            return await on_repo(
+                repo_path,
+                lambda target: ops.commit(target, message=message, type=type, scope=scope, breaking=breaking),
             )
 
         @server.tool(annotations=ADDITIVE)
@@ -377,9 +380,9 @@ def create_server(settings: GitSettings) -> FastMCP:
             Returns: a confirmation (and the status when switching).
             Limits: refuses an existing name.
             """
-            target = repo(repo_path)
-            return await run_cancellable(
-                lambda: ops.create_branch(target, name=name, start_point=start_point, switch=switch)
+            return await on_repo(
+                repo_path,
+                lambda target: ops.create_branch(target, name=name, start_point=start_point, switch=switch),
             )
 
         @server.tool(annotations=DESTRUCTIVE)
@@ -394,8 +397,7 @@ def create_server(settings: GitSettings) -> FastMCP:
             Returns: the new status.
             Limits: refuses when there are uncommitted changes (nothing is ever discarded).
             """
-            target = repo(repo_path)
-            return await run_cancellable(lambda: ops.checkout(target, branch=branch))
+            return await on_repo(repo_path, lambda target: ops.checkout(target, branch=branch))
 
         @server.tool(annotations=ADDITIVE)
         async def git_stash(
@@ -413,8 +415,7 @@ def create_server(settings: GitSettings) -> FastMCP:
             Returns: the status after push/pop, or the stash entries.
             Limits: pop keeps the entry when it conflicts.
             """
-            target = repo(repo_path)
-            return await run_cancellable(lambda: ops.stash(target, action=action, message=message))
+            return await on_repo(repo_path, lambda target: ops.stash(target, action=action, message=message))
 
     # -- GitHub -------------------------------------------------------------------------------
 
@@ -460,7 +461,7 @@ def create_server(settings: GitSettings) -> FastMCP:
             Returns: number, title (untrusted), state, author, head, base, dates and URL.
             Limits: 30 per page; has_more says when to ask for page+1.
             """
-            name = slug(repo_path)
+            name = await run_cancellable(lambda: slug(repo_path))
             return await run_cancellable(
                 lambda: reader.pull_requests(name, state=state, base=base, head=head, page=page)
             )
@@ -477,7 +478,7 @@ def create_server(settings: GitSettings) -> FastMCP:
             Returns: title and body (untrusted, fenced), state, branches, head sha, checks, files.
             Limits: 100 files; each patch cut at 4,000 characters (use git_diff locally for more).
             """
-            name = slug(repo_path)
+            name = await run_cancellable(lambda: slug(repo_path))
             return await run_cancellable(lambda: reader.pull_request(name, number))
 
         @server.tool(annotations=OPEN_WORLD)
@@ -496,7 +497,7 @@ def create_server(settings: GitSettings) -> FastMCP:
             Returns: number, title (untrusted), state, author, labels, comment count, dates, URL.
             Limits: 30 per page; has_more says when to ask for page+1.
             """
-            name = slug(repo_path)
+            name = await run_cancellable(lambda: slug(repo_path))
             return await run_cancellable(lambda: reader.issues(name, state=state, labels=labels, page=page))
 
         @server.tool(annotations=OPEN_WORLD)
@@ -512,7 +513,7 @@ def create_server(settings: GitSettings) -> FastMCP:
             Returns: title, body and comments (untrusted, fenced), state, author, labels.
             Limits: 30 comments per page (comments_page); long bodies are cut.
             """
-            name = slug(repo_path)
+            name = await run_cancellable(lambda: slug(repo_path))
             return await run_cancellable(lambda: reader.issue(name, number, comments_page=comments_page))
 
     # -- resources ----------------------------------------------------------------------------
@@ -534,13 +535,13 @@ def create_server(settings: GitSettings) -> FastMCP:
     @server.resource("git://{repo}/status", mime_type="application/json")
     async def status_resource(repo: str) -> dict:
         """The working tree status of a repository (by folder name)."""
-        target = by_name(repo)
+        target = await run_cancellable(lambda: by_name(repo))
         return (await run_cancellable(lambda: ops.status(target))).model_dump()
 
     @server.resource("git://{repo}/log", mime_type="application/json")
     async def log_resource(repo: str) -> dict:
         """The 50 most recent commits of a repository."""
-        target = by_name(repo)
+        target = await run_cancellable(lambda: by_name(repo))
         result = await run_cancellable(
             lambda: ops.log(
                 target,
@@ -559,7 +560,7 @@ def create_server(settings: GitSettings) -> FastMCP:
     @server.resource("git://{repo}/file/{rev}/{path*}", mime_type="text/plain")
     async def file_resource(repo: str, rev: str, path: str) -> str:
         """A file's content at a revision (the first 60,000 characters)."""
-        target = by_name(repo)
+        target = await run_cancellable(lambda: by_name(repo))
         shown = await run_cancellable(lambda: ops.show(target, revision=rev, path=path, offset=0))
         if shown.binary:
             raise InvalidArgument(f"{path} is a binary file.")
@@ -652,11 +653,14 @@ def create_server(settings: GitSettings) -> FastMCP:
         value = argument.value
         given = (context.arguments or {}) if context else {}
         if argument.name in ("repo", "repo_path"):
-            names = [r.name if argument.name == "repo" else str(r.path) for r in repositories.repositories()]
+            served = await run_cancellable(repositories.repositories)
+            names = [r.name if argument.name == "repo" else str(r.path) for r in served]
             return [n for n in names if n.startswith(value) or Path(n).name.startswith(value)]
         chosen = given.get("repo") or given.get("repo_path") or None
         try:
-            target = by_name(chosen) if chosen and "/" not in chosen else repo(chosen)
+            target = await run_cancellable(
+                lambda: by_name(chosen) if chosen and "/" not in chosen else repo(chosen)
+            )
         except Exception:
             return []
         if argument.name in ("branch", "base", "rev"):

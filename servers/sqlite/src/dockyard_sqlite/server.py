@@ -9,6 +9,7 @@ from pydantic import Field
 
 from dockyard_shared import DESTRUCTIVE, READ_ONLY, InvalidArgument, PermissionDenied
 from dockyard_shared.confirm import Confirmation, ask_to_confirm
+from dockyard_shared.results import model_result
 from dockyard_shared.server import new_server
 
 from .models import ExecuteResult, QueryPlan, QueryResult, TableDescription, TableList
@@ -103,9 +104,11 @@ def create_server(settings: Settings) -> FastMCP:
     ) -> QueryResult:
         # The description (QUERY_DESCRIPTION) states this server's own limits, so it is formatted above.
         db = service.database(database)
-        return await service.run(
+        page = await service.run(
             lambda budget: db.query(sql, params, max_rows=max_rows, cursor=cursor, budget=budget)
         )
+        # The rows are plain JSON values already (made so while the page was read).
+        return model_result(page, plain_fields=("rows",))  # type: ignore[return-value]
 
     @server.tool(annotations=READ_ONLY)
     async def explain_query(sql: Sql, params: Params = None, database: DatabaseName = None) -> QueryPlan:
