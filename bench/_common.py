@@ -1,7 +1,10 @@
 """What every Dockyard benchmark shares: a stdio MCP session to a server process, timing, memory.
 
 Both sides of a comparison are driven the same way — the official SDK's ClientSession over stdio — so the
-ratios compare servers, not clients. Peak memory is the server process's VmHWM, read from /proc before
+ratios compare servers, not clients. Both servers run at once and their calls alternate (ours, peer, ours,
+…), so a burst of other load on this 2-core machine hits both sides alike. Besides wall time per call, the
+report gives each server's CPU time per call (its own plus the git or other children it waited for, from
+/proc), which other load barely moves. Peak memory is the server process's VmHWM, read from /proc before
 the session closes.
 """
 
@@ -42,6 +45,13 @@ class Server:
     label: str
     session: ClientSession
     pid_file: Path
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU of the server and of the children it has reaped (git processes)."""
+        pid = int(self.pid_file.read_text().strip())
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        utime, stime, cutime, cstime = (int(v) for v in fields[11:15])
+        return (utime + stime + cutime + cstime) / os.sysconf("SC_CLK_TCK")
 
     def peak_rss_mb(self) -> float | None:
         try:
@@ -89,23 +99,41 @@ class Case:
     results: dict[str, dict] = field(default_factory=dict)
 
 
-async def measure(server: Server, tool: str, arguments: dict, repeat: int, timeout: float) -> dict:
-    times, size, error = [], 0, False
-    for _ in range(repeat):
-        try:
-            elapsed, size, error = await server.call(tool, arguments, timeout)
-        except Exception as exc:  # a peer that times out or crashes is reported, not fatal
-            return {"error": f"{type(exc).__name__}: {str(exc)[:80]}"}
-        times.append(elapsed)
-    return {"median_ms": statistics.median(times) * 1000, "bytes": size, "is_error": error}
+async def measure_side_by_side(cases: Sequence[Case], ours: Server, peer: Server, warmup: int = 2) -> None:
+    """Each case on both servers, alternating single calls so both see the same machine load."""
+    for case in cases:
+        sides = {"ours": (ours, case.ours), "peer": (peer, case.peer)}
+        for label, (server, (tool, arguments)) in sides.items():
+            for _ in range(warmup if case.repeat > 1 else 0):
+                await server.call(tool, arguments, case.timeout)
+            case.results[label] = {"times": [], "cpu": 0.0}
+        for _ in range(case.repeat):
+            for label, (server, (tool, arguments)) in sides.items():
+                result = case.results[label]
+                if "error" in result:
+                    continue
+                cpu_before = server.cpu_seconds()
+                try:
+                    elapsed, size, error = await server.call(tool, arguments, case.timeout)
+                except Exception as exc:  # a peer that times out or crashes is reported, not fatal
+                    case.results[label] = {"error": f"{type(exc).__name__}: {str(exc)[:80]}"}
+                    continue
+                result["cpu"] += server.cpu_seconds() - cpu_before
+                result["times"].append(elapsed)
+                result.update(bytes=size, is_error=error)
+        for result in case.results.values():
+            if "error" not in result:
+                times = result.pop("times")
+                result["median_ms"] = statistics.median(times) * 1000
+                result["cpu_ms"] = result.pop("cpu") / len(times) * 1000
 
 
 def report(title: str, cases: Sequence[Case], memory: dict[str, float | None], extra: str = "") -> str:
     lines = [
         f"## {title}",
         "",
-        "| case | ours ms | peer ms | peer/ours | ours bytes | peer bytes |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| case | ours ms | peer ms | peer/ours | ours CPU ms | peer CPU ms | CPU peer/ours | ours bytes | peer bytes |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for case in cases:
         ours, peer = case.results.get("ours", {}), case.results.get("peer", {})
@@ -115,12 +143,15 @@ def report(title: str, cases: Sequence[Case], memory: dict[str, float | None], e
                 return r["error"]
             return format(r[key], fmt) if key in r else "—"
 
-        ratio = "—"
-        if "median_ms" in ours and "median_ms" in peer:
-            ratio = f"{peer['median_ms'] / ours['median_ms']:.2f}×"
+        def ratio(key: str, ours: dict = ours, peer: dict = peer) -> str:
+            if key in ours and key in peer and ours[key] > 0:
+                return f"{peer[key] / ours[key]:.2f}×"
+            return "—"
+
         lines.append(
-            f"| {case.name} | {cell(ours, 'median_ms', '.1f')} | {cell(peer, 'median_ms', '.1f')} | {ratio} | "
-            f"{cell(ours, 'bytes', ',')} | {cell(peer, 'bytes', ',')} |"
+            f"| {case.name} | {cell(ours, 'median_ms', '.1f')} | {cell(peer, 'median_ms', '.1f')} | "
+            f"{ratio('median_ms')} | {cell(ours, 'cpu_ms', '.1f')} | {cell(peer, 'cpu_ms', '.1f')} | "
+            f"{ratio('cpu_ms')} | {cell(ours, 'bytes', ',')} | {cell(peer, 'bytes', ',')} |"
         )
     lines += [
         "",

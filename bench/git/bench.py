@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import ROOT, WORK, Case, measure, peer_venv, report, serve
+from _common import ROOT, WORK, Case, measure_side_by_side, peer_venv, report, serve
 from make_history import build
 
 
@@ -41,7 +41,7 @@ def find_commit(repo: Path, subject: str) -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repo", default=None)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
     repo = Path(args.repo).resolve() if args.repo else build(WORK / "big-history", 50_000, 3_000)
     peer = peer_venv("git-peer", ["mcp-server-git==2026.10.19"])
@@ -88,13 +88,12 @@ async def main() -> None:
         ),
     ]
     memory: dict[str, float | None] = {}
-    async with serve("ours", [str(ROOT / ".venv" / "bin" / "dockyard-git"), "--root", path]) as ours:
-        for case in cases:
-            case.results["ours"] = await measure(ours, *case.ours, case.repeat, case.timeout)
+    async with (
+        serve("ours", [str(ROOT / ".venv" / "bin" / "dockyard-git"), "--root", path]) as ours,
+        serve("peer", [str(peer / "bin" / "mcp-server-git"), "--repository", path]) as other,
+    ):
+        await measure_side_by_side(cases, ours, other)
         memory["dockyard-git"] = ours.peak_rss_mb()
-    async with serve("peer", [str(peer / "bin" / "mcp-server-git"), "--repository", path]) as other:
-        for case in cases:
-            case.results["peer"] = await measure(other, *case.peer, case.repeat, case.timeout)
         memory["mcp-server-git"] = other.peak_rss_mb()
     commits = subprocess.run(
         ["git", "rev-list", "--count", "HEAD"], cwd=repo, capture_output=True, text=True

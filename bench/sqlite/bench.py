@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import ROOT, WORK, Case, measure, peer_venv, report, serve
+from _common import ROOT, WORK, Case, measure_side_by_side, peer_venv, report, serve
 
 AGGREGATE = "SELECT kind, count(*), sum(amount), avg(amount) FROM events GROUP BY kind"
 
@@ -64,7 +64,7 @@ def plain_sqlite_ms(path: Path, sql: str, repeat: int) -> float:
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=30)
     args = parser.parse_args()
     database = build_database(WORK / f"events-{args.rows}.db", args.rows)
     peer = peer_venv("sqlite-peer", ["mcp-server-sqlite==2025.4.25", "mcp<2"])
@@ -111,13 +111,10 @@ async def main() -> None:
         "--timeout-ms",
         "60000",
     ]
-    async with serve("ours", ours_command) as ours:
-        for case in cases:
-            case.results["ours"] = await measure(ours, *case.ours, case.repeat, case.timeout)
+    peer_command = [str(peer / "bin" / "mcp-server-sqlite"), "--db-path", str(database)]
+    async with serve("ours", ours_command) as ours, serve("peer", peer_command) as other:
+        await measure_side_by_side(cases, ours, other)
         memory["dockyard-sqlite"] = ours.peak_rss_mb()
-    async with serve("peer", [str(peer / "bin" / "mcp-server-sqlite"), "--db-path", str(database)]) as other:
-        for case in cases:
-            case.results["peer"] = await measure(other, *case.peer, case.repeat, case.timeout)
         memory["mcp-server-sqlite"] = other.peak_rss_mb()
     plain = plain_sqlite_ms(database, AGGREGATE, 5)
     ours_aggregate = cases[4].results["ours"].get("median_ms")
