@@ -3,13 +3,94 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.git.conftest import git, make_repo, make_server
-from tests.harness import open_session
+from tests.harness import Session, open_session
+
+READ_CALLS = [
+    ("git_status", {}),
+    ("git_log", {"max_count": 5}),
+    ("git_log", {"paths": ["README.md"]}),
+    ("git_diff", {}),
+    ("git_diff", {"mode": "stat"}),
+    ("git_diff", {"staged": True}),
+    ("git_diff", {"base": "HEAD~1", "target": "HEAD"}),
+    ("git_show", {"revision": "HEAD"}),
+    ("git_show", {"revision": "HEAD", "path": "README.md"}),
+    ("git_blame", {"path": "README.md"}),
+    ("git_branches", {"kind": "all"}),
+    ("git_tags", {}),
+    ("git_grep", {"pattern": "version"}),
+]
+WRITE_CALLS = [
+    ("git_add", {"paths": ["README.md"]}),
+    ("git_unstage", {"paths": ["README.md"]}),
+    ("git_add", {"paths": ["."]}),
+    ("git_commit", {"message": "commit in a hostile repository"}),
+    ("git_create_branch", {"name": "side", "switch": True}),
+    ("git_checkout", {"branch": "main"}),
+    ("git_stash", {"action": "list"}),
+]
+
+
+async def exercise(session: Session, repo: Path, *, writes: bool) -> str:
+    """Every read tool, resource and prompt on ``repo`` — and every write tool when ``writes`` — whatever
+    each answers; returns all the text that came back."""
+    texts = [(await session.call("git_repositories")).text]
+    target = {"repo_path": str(repo)}
+    for name, arguments in READ_CALLS + (WRITE_CALLS if writes else []):
+        texts.append((await session.call(name, {**arguments, **target})).text)
+    if writes:
+        (repo / "README.md").write_text("more work\n")
+        for action in ("push", "pop"):
+            texts.append((await session.call("git_stash", {"action": action, **target})).text)
+    for uri in ("status", "log", "file/HEAD/README.md"):
+        try:
+            texts.append(await session.read_resource(f"git://{repo.name}/{uri}"))
+        except Exception as error:  # a refused repository's resource is an error: its text counts too
+            texts.append(str(error))
+    for prompt, arguments in (
+        ("commit_message", {}),
+        ("summarize_changes", {}),
+        ("review_branch", {"branch": "HEAD", "base": "HEAD~1"}),
+    ):
+        try:
+            texts += await session.get_prompt(prompt, {**arguments, "repo_path": str(repo)})
+        except Exception as error:
+            texts.append(str(error))
+    return "\n".join(texts)
+
+
+def fired(markers: Path) -> list[str]:
+    return sorted(p.name for p in markers.iterdir()) if markers.exists() else []
+
+
+def age(*paths: Path) -> None:
+    """Date files an hour back, so the server caches what it computed from them at once (a file changed
+    in the last moments is re-read on every call anyway) and only noticing a change can save it."""
+    past = time.time() - 3600
+    for path in paths:
+        os.utime(path, (past, past))
+
+
+def plant_filter(config: Path, driver: str, markers: Path) -> None:
+    """Define a clean/smudge/process filter ``driver`` in ``config``, each command touching a marker."""
+    markers.mkdir(exist_ok=True)
+    for kind in ("clean", "smudge", "process"):
+        git(
+            config.parent,
+            "config",
+            "--file",
+            str(config),
+            f"filter.{driver}.{kind}",
+            f"touch {markers / kind}",
+        )
 
 
 def plant_hostile_config(repo: Path, markers: Path) -> None:
@@ -19,8 +100,19 @@ def plant_hostile_config(repo: Path, markers: Path) -> None:
     def cmd(name: str) -> str:
         return f"touch {markers / name}"
 
+    # An include (itself including a file by a relative path) defining filters and a textconv that
+    # .gitattributes names for some files: only neutralised if the runner follows includes.
     include = repo / "included.cfg"
-    include.write_text(f"[core]\n\tfsmonitor = {cmd('include-fsmonitor')}\n")
+    include.write_text(
+        f"[core]\n\tfsmonitor = {cmd('include-fsmonitor')}\n"
+        f'[filter "included"]\n\tclean = {cmd("include-clean")}\n\tsmudge = {cmd("include-smudge")}\n'
+        f"\tprocess = {cmd('include-process')}\n\trequired = true\n"
+        f'[diff "included"]\n\ttextconv = {cmd("include-textconv")}\n\tcommand = {cmd("include-diff")}\n'
+        "[include]\n\tpath = nested.cfg\n"
+    )
+    (repo / "nested.cfg").write_text(
+        f'[filter "nested"]\n\tclean = {cmd("nested-clean")}\n\tsmudge = {cmd("nested-smudge")}\n'
+    )
     settings = {
         "core.fsmonitor": cmd("fsmonitor"),
         "core.pager": cmd("pager"),
@@ -67,7 +159,9 @@ def plant_hostile_config(repo: Path, markers: Path) -> None:
         script = hooks / hook
         script.write_text(f"#!/bin/sh\n{cmd('hook-' + hook)}\n")
         script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    (repo / ".gitattributes").write_text("* filter=evil diff=evil merge=evil\n")
+    (repo / ".gitattributes").write_text(
+        "* filter=evil diff=evil merge=evil\nREADME.md filter=included diff=included\n*.py filter=nested\n"
+    )
 
 
 @pytest.fixture
@@ -80,6 +174,7 @@ def hostile(tmp_path) -> tuple[Path, Path, Path]:
     markers = tmp_path / "markers"
     plant_hostile_config(nested, markers)
     (nested / "README.md").write_text("modified in the work tree\n")
+    (nested / "src" / "app.py").write_text("modified in the work tree\n")
     return root, nested, markers
 
 
@@ -88,38 +183,8 @@ async def test_no_tool_runs_a_command_a_planted_repository_names(hostile, era):
     async with open_session(make_server(root, allow_write=True), era=era) as session:
         listing = (await session.call_ok("git_repositories")).data["repositories"]
         assert str(nested) in {r["path"] for r in listing}
-        target = {"repo_path": str(nested)}
-        calls = [
-            ("git_status", {}),
-            ("git_log", {"max_count": 5}),
-            ("git_log", {"paths": ["README.md"]}),
-            ("git_diff", {}),
-            ("git_diff", {"mode": "stat"}),
-            ("git_diff", {"base": "HEAD~1", "target": "HEAD"}),
-            ("git_show", {"revision": "HEAD"}),
-            ("git_show", {"revision": "HEAD", "path": "README.md"}),
-            ("git_blame", {"path": "README.md"}),
-            ("git_branches", {"kind": "all"}),
-            ("git_tags", {}),
-            ("git_grep", {"pattern": "version"}),
-            ("git_add", {"paths": ["README.md"]}),
-            ("git_unstage", {"paths": ["README.md"]}),
-            ("git_add", {"paths": ["."]}),
-            ("git_commit", {"message": "commit in a hostile repository"}),
-            ("git_create_branch", {"name": "side", "switch": True}),
-            ("git_checkout", {"branch": "main"}),
-            ("git_stash", {"action": "list"}),
-        ]
-        for name, arguments in calls:
-            await session.call(name, {**arguments, **target})
-        (nested / "README.md").write_text("more work\n")
-        await session.call("git_stash", {"action": "push", **target})
-        await session.call("git_stash", {"action": "pop", **target})
-        await session.read_resource("git://planted/status")
-        await session.read_resource("git://planted/file/HEAD/README.md")
-        await session.get_prompt("commit_message", {"repo_path": str(nested)})
-    fired = sorted(p.name for p in markers.iterdir())
-    assert fired == [], f"commands from the planted repository ran: {fired}"
+        await exercise(session, nested, writes=True)
+    assert fired(markers) == [], f"commands from the planted repository ran: {fired(markers)}"
     assert git(nested, "log", "-1", "--format=%s").strip() == "commit in a hostile repository"
 
 
@@ -246,3 +311,205 @@ async def test_a_symlinked_folder_leaving_the_root_is_not_scanned(tmp_path):
         names = {r["name"] for r in (await session.call_ok("git_repositories")).data["repositories"]}
         text = await session.call_error("git_status", {"repo_path": "link"})
     assert names == {"inside"} and text.startswith(("Error (not_found)", "Error (permission_denied)"))
+
+
+# -- config that names a command where the old overrides did not look -----------------------------
+
+
+def modified_repo(path: Path, attributes: str) -> Path:
+    """A repository with ``.gitattributes`` committed and README.md then modified in the work tree."""
+    repo = make_repo(path)
+    (repo / ".gitattributes").write_text(attributes)
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-q", "-m", "attributes")
+    (repo / "README.md").write_text("modified in the work tree\n")
+    return repo
+
+
+async def test_a_filter_named_with_an_equals_sign_never_runs(tmp_path):
+    # `-c filter.a=b.clean=` would set `filter.a` and leave the real `filter.a=b.clean` alone.
+    markers = tmp_path / "markers"
+    repo = modified_repo(tmp_path / "root" / "planted", "* filter=a=b\n")
+    plant_filter(repo / ".git" / "config", "a=b", markers)
+    async with open_session(make_server(tmp_path / "root", allow_write=True)) as session:
+        await exercise(session, repo, writes=True)
+    assert fired(markers) == []
+
+
+async def test_a_filter_in_the_common_directory_a_commondir_file_names_never_runs(tmp_path):
+    root = tmp_path / "root"
+    markers = tmp_path / "markers"
+    source = modified_repo(root / "source", "* filter=evil\n")
+    store = root / "store.git"  # nested and bare: never served itself, but inside the root
+    git(root, "clone", "-q", "--bare", str(source), str(store))
+    planted = root / "planted"
+    (planted / ".git").mkdir(parents=True)
+    (planted / ".git" / "commondir").write_text("../../store.git\n")
+    (planted / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    git(planted, "reset", "-q", "--hard")  # the test's own git, before the filter exists
+    (planted / "README.md").write_text("modified in the work tree\n")
+    plant_filter(store / "config", "evil", markers)
+    async with open_session(make_server(root, allow_write=True)) as session:
+        names = {r["name"] for r in (await session.call_ok("git_repositories")).data["repositories"]}
+        assert "planted" in names  # a commondir inside the roots is fine; only its commands are not
+        await exercise(session, planted, writes=True)
+    assert fired(markers) == []
+
+
+async def test_a_filter_in_config_worktree_never_runs(tmp_path):
+    markers = tmp_path / "markers"
+    repo = modified_repo(tmp_path / "root" / "planted", "* filter=evil\n")
+    git(repo, "config", "extensions.worktreeConfig", "true")
+    plant_filter(repo / ".git" / "config.worktree", "evil", markers)
+    async with open_session(make_server(tmp_path / "root", allow_write=True)) as session:
+        await exercise(session, repo, writes=True)
+    assert fired(markers) == []
+
+
+async def test_an_included_file_a_checkout_rewrites_cannot_enable_a_filter(tmp_path):
+    # include.path names a tracked file: benign on main, defining the filter on `evil`. The checkout
+    # rewrites it without touching .git/config.
+    markers = tmp_path / "markers"
+    repo = modified_repo(tmp_path / "root" / "planted", "* filter=evil\n")
+    git(repo, "checkout", "-q", "--", "README.md")
+    (repo / "inc.cfg").write_text("[user]\n\tname = Ada Lovelace\n")
+    git(repo, "add", "inc.cfg")
+    git(repo, "commit", "-q", "-m", "benign include")
+    git(repo, "checkout", "-q", "-b", "evil")
+    plant_filter(repo / "inc.cfg", "evil", markers)
+    git(repo, "add", "inc.cfg")
+    git(repo, "commit", "-q", "-m", "the include defines a filter")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "config", "include.path", "../inc.cfg")
+    age(repo / ".git" / "config", repo / "inc.cfg")
+    for marker in markers.iterdir():
+        marker.unlink()  # the test's own git just ran the filter: only the server's calls count
+    target = {"repo_path": str(repo)}
+    async with open_session(make_server(tmp_path / "root", allow_write=True)) as session:
+        await session.call_ok("git_status", target)  # the overrides are computed (and cached) on main
+        await session.call("git_checkout", {"branch": "evil", **target})
+        assert git(repo, "symbolic-ref", "--short", "HEAD").strip() == "evil"
+        (repo / "README.md").write_text("modified on evil\n")
+        await session.call("git_status", target)
+        await session.call("git_diff", target)
+        await exercise(session, repo, writes=True)
+    assert fired(markers) == []
+
+
+async def test_an_include_if_onbranch_cannot_enable_a_filter_after_a_checkout(tmp_path):
+    # The condition is false while the overrides are first computed, and true after the checkout.
+    markers = tmp_path / "markers"
+    repo = modified_repo(tmp_path / "root" / "planted", "* filter=evil\n")
+    git(repo, "checkout", "-q", "--", "README.md")
+    git(repo, "branch", "evil")
+    plant_filter(repo / ".git" / "evil.cfg", "evil", markers)
+    git(repo, "config", "includeIf.onbranch:evil.path", "evil.cfg")
+    age(repo / ".git" / "config", repo / ".git" / "evil.cfg")
+    target = {"repo_path": str(repo)}
+    async with open_session(make_server(tmp_path / "root", allow_write=True)) as session:
+        await session.call_ok("git_status", target)
+        await session.call("git_checkout", {"branch": "evil", **target})
+        assert git(repo, "symbolic-ref", "--short", "HEAD").strip() == "evil"
+        (repo / "README.md").write_text("modified on evil\n")
+        await session.call("git_status", target)
+        await session.call("git_diff", target)
+        await exercise(session, repo, writes=True)
+    assert fired(markers) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="`git stash pop` (operations.stash) runs `git status` as a child process, which re-reads the "
+    "config the pop just rewrote: operations.py should pass --quiet",
+)
+async def test_a_stash_that_rewrites_an_included_file_cannot_enable_a_filter(tmp_path):
+    markers = tmp_path / "markers"
+    repo = modified_repo(tmp_path / "root" / "planted", "* filter=evil\n")
+    git(repo, "checkout", "-q", "--", "README.md")
+    (repo / "inc.cfg").write_text("[user]\n\tname = Ada Lovelace\n")
+    git(repo, "add", "inc.cfg")
+    git(repo, "commit", "-q", "-m", "benign include")
+    plant_filter(repo / "inc.cfg", "evil", markers)
+    git(repo, "stash", "push", "-q")  # the stash holds the hostile include; the work tree is benign
+    git(repo, "config", "include.path", "../inc.cfg")
+    (repo / "README.md").write_text("modified in the work tree\n")
+    async with open_session(make_server(tmp_path / "root", allow_write=True)) as session:
+        await session.call_ok("git_status", {"repo_path": str(repo)})
+        await session.call("git_stash", {"action": "pop", "repo_path": str(repo)})
+    assert fired(markers) == []
+
+
+# -- repositories whose git data lives outside the roots ------------------------------------------
+
+
+def secret_repository(path: Path) -> tuple[Path, str]:
+    """A repository outside the roots with a commit nobody may read through the server."""
+    private = make_repo(path)
+    git(private, "commit", "-q", "--allow-empty", "-m", "TOP SECRET subject")
+    return private, git(private, "rev-parse", "HEAD").strip()
+
+
+def plant_reader(planted: Path, private: Path, secret: str, how: str) -> None:
+    """Make ``planted`` read ``private``'s objects (and point its HEAD at the secret commit)."""
+    if how == "commondir":
+        (planted / ".git").mkdir(parents=True)
+        (planted / ".git" / "commondir").write_text(f"{private / '.git'}\n")
+        (planted / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+        return
+    make_repo(planted)
+    objects = planted / ".git" / "objects"
+    if how == "alternates":
+        (objects / "info" / "alternates").write_text(f"{private / '.git' / 'objects'}\n")
+    elif how == "objects link":
+        shutil.rmtree(objects)
+        os.symlink(private / ".git" / "objects", objects)
+    (planted / ".git" / "refs" / "heads" / "secret").write_text(f"{secret}\n")
+    (planted / ".git" / "HEAD").write_text("ref: refs/heads/secret\n")
+
+
+@pytest.mark.parametrize("how", ["commondir", "alternates", "objects link"])
+async def test_a_repository_reading_git_data_outside_the_roots_is_refused(tmp_path, how):
+    private, secret = secret_repository(tmp_path / "private")
+    root = tmp_path / "root"
+    make_repo(root / "normal")
+    planted = root / "planted"
+    plant_reader(planted, private, secret, how)
+    assert "TOP SECRET" in git(planted, "log", "-1")  # plain git would show it
+    async with open_session(make_server(root, allow_write=True)) as session:
+        listing = (await session.call_ok("git_repositories")).data["repositories"]
+        refused = await session.call_error("git_log", {"repo_path": str(planted)})
+        everything = await exercise(session, planted, writes=True)
+    assert {r["name"] for r in listing} == {"normal"}
+    assert refused.startswith("Error (permission_denied)") and "outside the folders" in refused, refused
+    assert "TOP SECRET" not in everything and secret not in everything
+
+
+async def test_a_repository_that_turns_to_outside_data_after_it_was_listed_is_refused(tmp_path):
+    private, secret = secret_repository(tmp_path / "private")
+    root = tmp_path / "root"
+    planted = make_repo(root / "planted")
+    async with open_session(make_server(root)) as session:
+        assert (await session.call_ok("git_log", {"max_count": 1})).data["commits"]
+        (planted / ".git" / "objects" / "info" / "alternates").write_text(f"{private / '.git' / 'objects'}\n")
+        (planted / ".git" / "refs" / "heads" / "main").write_text(f"{secret}\n")
+        refused = await session.call_error("git_log", {"max_count": 1})
+    assert refused.startswith("Error (permission_denied)") and "TOP SECRET" not in refused
+
+
+async def test_worktrees_and_shared_clones_inside_the_root_are_still_served(tmp_path):
+    root = tmp_path / "root"
+    main = make_repo(root / "main")
+    git(main, "worktree", "add", "-q", "-b", "feature", str(root / "linked"))
+    git(root, "clone", "-q", "--shared", str(main), str(root / "shared"))
+    async with open_session(make_server(root, allow_write=True)) as session:
+        names = {r["name"] for r in (await session.call_ok("git_repositories")).data["repositories"]}
+        for name in ("linked", "shared"):
+            log = (await session.call_ok("git_log", {"repo_path": name, "max_count": 1})).data
+            assert log["commits"][0]["subject"] == "change number 2"
+            assert (await session.call_ok("git_status", {"repo_path": name})).data["unstaged"] == []
+        (root / "linked" / "README.md").write_text("work in the linked worktree\n")
+        await session.call_ok("git_add", {"repo_path": "linked", "paths": ["README.md"]})
+        commit = await session.call_ok("git_commit", {"repo_path": "linked", "message": "from the worktree"})
+    assert names == {"main", "linked", "shared"}
+    assert commit.data["commit"]["subject"] == "from the worktree"
+    assert git(main, "log", "-1", "--format=%s", "feature").strip() == "from the worktree"

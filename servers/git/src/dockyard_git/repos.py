@@ -3,7 +3,10 @@
 A root is a repository (work tree or, only when named directly, bare) or a folder whose non-bare
 repositories — found by a scan of bounded depth and count that never follows symlinks — are all served.
 Everything is compared after symlinks are resolved: ``..``, absolute paths and links that leave a root
-are refused, whatever their spelling.
+are refused, whatever their spelling. A repository that would make git read data from outside the roots —
+a ``commondir`` file, alternate object stores or links in its git directory leading out (see
+:meth:`~.gitcmd.GitRunner.refusal`) — is left out of the list and refused by name, so neither its listing
+nor any tool can show another repository's commits.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import git as gitpython
 
@@ -81,19 +85,29 @@ class RepositorySet:
     def __init__(self, roots: list[Path], runner: GitRunner) -> None:
         self.roots = [Path(os.path.realpath(r)) for r in roots]
         self.runner = runner
+        # The runner checks every git call against the roots too: a repository that turns hostile after
+        # it was listed is still refused.
+        runner.confine_to(self.roots)
         self._repositories: list[Repository] | None = None
+        self._refused: dict[Path, str] = {}  # repositories found but refused, and why
 
     # -- discovery ----------------------------------------------------------------------------
 
     def repositories(self, *, refresh: bool = False) -> list[Repository]:
         if self._repositories is None or refresh:
             found: dict[Path, Repository] = {}
+            refused: dict[Path, str] = {}
             for root in self.roots:
                 for repository in self._scan(root):
+                    reason = self.runner.refusal(repository.git_dir)
+                    if reason:
+                        refused.setdefault(repository.path, reason)
+                        continue
                     found.setdefault(repository.path, repository)
                     if len(found) >= MAX_REPOSITORIES:
                         break
             self._repositories = sorted(found.values(), key=lambda r: str(r.path))
+            self._refused = refused
         return self._repositories
 
     def _scan(self, root: Path) -> Iterator[Repository]:
@@ -132,6 +146,8 @@ class RepositorySet:
         if not repo_path:
             if len(repositories) == 1:
                 return repositories[0]
+            if not repositories and self._refused:
+                self._refuse(*next(iter(self._refused.items())))
             if not repositories:
                 raise NotFound(
                     "No git repository is served.",
@@ -151,8 +167,13 @@ class RepositorySet:
             containing = [r for r in repositories if _inside(real, r.path)]
             if not containing:
                 containing = [r for r in self.repositories(refresh=True) if _inside(real, r.path)]
-            if containing:
-                return max(containing, key=lambda r: len(r.path.parts))
+            served = max(containing, key=lambda r: len(r.path.parts)) if containing else None
+            # A refused repository nested in a served one is refused, not quietly swapped for its parent.
+            for path, reason in self._refused.items():
+                if _inside(real, path) and (served is None or _inside(path, served.path)):
+                    self._refuse(path, reason)
+            if served is not None:
+                return served
         if candidate.is_absolute() and not self._allowed(Path(os.path.realpath(candidate))):
             raise PermissionDenied(
                 f"{repo_path} is outside the folders this server may use.",
@@ -162,6 +183,13 @@ class RepositorySet:
             f"No served repository at {repo_path!r}.",
             next_step=did_you_mean(candidate.name, [r.name for r in repositories], kind="repository")
             + " Call git_repositories for the full paths.",
+        )
+
+    def _refuse(self, path: Path, reason: str) -> NoReturn:
+        raise PermissionDenied(
+            f"The repository at {path} is not served: {reason}.",
+            next_step="Use another repository (git_repositories lists them); this one can only be used "
+            "after the user fixes it.",
         )
 
     def relative_path(self, repository: Repository, path: str) -> str:
