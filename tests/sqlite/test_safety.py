@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 
 import pytest
 
+from dockyard_shared import json_size
+from dockyard_sqlite.database import MAX_LISTED_TABLES, Database
+from dockyard_sqlite.settings import Limits, parse_database_spec
 from tests.harness import open_session
 from tests.sqlite.conftest import file_digest, make_server
 
@@ -90,3 +94,122 @@ async def test_a_huge_text_value_is_cut_and_says_how_to_read_on(tmp_path, era):
     async with open_session(make_server(path), era=era) as session:
         (value,) = (await session.call_ok("query", {"sql": "SELECT body FROM docs"})).data["rows"][0]
     assert len(value) < 10_200 and "40000 more characters" in value and "substr(column, 10001)" in value
+
+
+# -- time limits that Python functions would escape ----------------------------------------------
+
+
+async def test_regexp_is_refused_at_once_and_cannot_tie_up_the_server(people, era):
+    # SQLAlchemy registers a Python regexp() on every connection; SQLite's progress handler never runs
+    # inside it, so this took ~1.6 s under a 300 ms limit (each extra 'a' doubles it) and could not be
+    # cancelled; a handful at once held every pooled connection.
+    catastrophic = "SELECT 'aaaaaaaaaaaaaaaaaaaaaaaa!' REGEXP '^(a+)+$'"
+    async with open_session(make_server(people, timeout_ms=300), era=era) as session:
+        started = time.monotonic()
+        calls = [
+            asyncio.create_task(session.call("query", {"sql": sql}))
+            for sql in [catastrophic] * 6 + ["SELECT regexp('^(a+)+$', name) FROM people"]
+        ]
+        meanwhile = await session.call_ok("query", {"sql": "SELECT count(*) FROM pets"})
+        outcomes = await asyncio.gather(*calls)
+        elapsed = time.monotonic() - started
+    assert meanwhile.data["rows"] == [[300]]
+    for outcome in outcomes:
+        assert outcome.is_error, outcome.text
+        assert "REGEXP is not available" in outcome.text and "LIKE" in outcome.text and "GLOB" in outcome.text
+    assert elapsed < 3, f"took {elapsed:.1f} s"
+
+
+# -- every value, row and reply is bounded --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT zeroblob(20000000)",
+        "SELECT length(replace(printf('%.*c', 1000000, 'x'), 'x', 'xxxxxxxxxxxxxxxxxxxxx'))",
+        "SELECT length(group_concat(printf('%.*c', 1000000, 'x'))) FROM pets",
+    ],
+)
+async def test_a_value_over_the_length_limit_is_refused_before_it_is_built(people, sql):
+    async with open_session(make_server(people)) as session:
+        text = await session.call_error("query", {"sql": sql})
+    assert text.startswith("Error (limit_exceeded)") and "16 MiB" in text
+    assert "substr(" in text and "length(" in text and "will not help" in text
+
+
+async def test_printf_cannot_build_a_huge_string(people):
+    async with open_session(make_server(people)) as session:
+        outcome = await session.call("query", {"sql": "SELECT printf('%.*c', 20000000, 'x') AS big"})
+    # SQLite's printf() answers NULL past the limit (a newer SQLite may raise instead): never 20 MB.
+    assert (outcome.is_error and "16 MiB" in outcome.text) or outcome.data["rows"] == [[None]]
+
+
+async def test_a_stored_value_over_the_limit_is_explained_and_its_row_stays_usable(tmp_path):
+    path = tmp_path / "huge.db"
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE files (id INTEGER PRIMARY KEY, name TEXT, body BLOB)")
+    connection.execute("INSERT INTO files VALUES (1, 'big.bin', zeroblob(17 * 1024 * 1024))")
+    connection.commit()
+    connection.close()
+    async with open_session(make_server(path)) as session:
+        everything = await session.call_error("query", {"sql": "SELECT * FROM files"})
+        named = (await session.call_ok("query", {"sql": "SELECT id, name, length(body) FROM files"})).data
+    assert everything.startswith("Error (limit_exceeded)") and "instead of SELECT *" in everything
+    assert named["rows"] == [[1, "big.bin", 17 * 1024 * 1024]]
+
+
+async def test_a_row_wider_than_a_page_is_cut_to_fit(people):
+    columns = ", ".join(f"printf('%.*c', 20000, 'x') AS c{i}" for i in range(200))
+    async with open_session(make_server(people, max_chars=100_000)) as session:
+        outcome = await session.call_ok("query", {"sql": f"SELECT {columns}"})
+    (row,) = outcome.data["rows"]
+    assert len(row) == 200 and all("more characters; select substr(column," in value for value in row)
+    assert json_size(row) <= 100_000  # was 200 × 10,000 characters: 2 MB in one reply
+
+
+def _many_tables(path, count: int) -> None:
+    connection = sqlite3.connect(path)
+    connection.executescript(
+        "".join(
+            f"CREATE TABLE t{i:04d} (id INTEGER PRIMARY KEY, {', '.join(f'c{j} TEXT' for j in range(10))});"
+            for i in range(count)
+        )
+    )
+    connection.commit()
+    connection.close()
+
+
+async def test_the_schema_resource_is_bounded_and_says_where_the_rest_is(tmp_path):
+    path = tmp_path / "many.db"
+    _many_tables(path, 400)  # ~60,000 characters of DDL
+    async with open_session(make_server(path, max_chars=20_000)) as session:
+        ddl = await session.read_resource("sqlite://many/schema")
+    assert len(ddl) < 21_000
+    assert ddl.startswith("CREATE TABLE t0000 ") and "CREATE TABLE t0399 " not in ddl
+    assert "-- Truncated" in ddl and "of 400 CREATE statements" in ddl
+    assert "list_tables" in ddl and "describe_table" in ddl
+
+
+async def test_list_tables_is_capped(tmp_path):
+    path = tmp_path / "many.db"
+    _many_tables(path, MAX_LISTED_TABLES + 20)
+    async with open_session(make_server(path)) as session:
+        tables = (await session.call_ok("list_tables")).data["tables"]
+    assert len(tables) == MAX_LISTED_TABLES and tables[-1]["name"] == f"t{MAX_LISTED_TABLES - 1:04d}"
+    listing = Database(
+        parse_database_spec(str(path)), writable=False, create=False, limits=Limits()
+    ).table_listing()
+    assert listing.truncated and listing.total == MAX_LISTED_TABLES + 20
+    assert f"first {MAX_LISTED_TABLES} of {MAX_LISTED_TABLES + 20}" in listing.note
+
+
+async def test_a_misspelt_column_lists_the_columns_of_the_table_the_statement_names(people, era):
+    async with open_session(make_server(people), era=era) as session:
+        text = await session.call_error("query", {"sql": "SELECT nme FROM people WHERE id = 1"})
+        joined = await session.call_error(
+            "query", {"sql": "SELECT p.nme FROM people p JOIN pets q ON q.owner_id = p.id"}
+        )
+    assert "no such column: nme" in text and "Did you mean 'name' (in people)?" in text
+    assert "Columns of people: id, name, email, photo." in text
+    assert "Did you mean 'name' (in people)?" in joined and "Columns of" not in joined

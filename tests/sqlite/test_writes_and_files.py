@@ -171,3 +171,113 @@ async def test_a_cancelled_request_stops_its_statement(people):
 
 def test_the_legacy_era_constant_is_what_the_harness_uses():
     assert LEGACY == "2025-11-25"
+
+
+# -- emptying a table is judged by what the statement does, not how its WHERE reads ---------------
+
+EMPTYING = [
+    "DELETE FROM pets WHERE 1",
+    "DELETE FROM pets WHERE true",
+    "DELETE FROM pets WHERE id > 0",
+    "DELETE FROM pets WHERE 1 = 1 OR kind = 'dog'",
+    "DELETE FROM pets WHERE kind = ? RETURNING id",
+]
+
+
+@pytest.mark.parametrize("sql", EMPTYING)
+async def test_a_delete_that_empties_a_table_needs_confirmation_whatever_its_where_says(people, era, sql):
+    before = file_digest(people)
+    params = ["cat"] if "?" in sql else None
+    async with open_session(make_server(people, allow_write=True), era=era) as session:
+        text = await session.call_error("execute", {"sql": sql, "params": params})
+        assert "every row of pets" in text and "confirm=true" in text
+        assert file_digest(people) == before  # the trial run left nothing behind
+        result = (await session.call_ok("execute", {"sql": sql, "params": params, "confirm": True})).data
+    assert result["rows_affected"] == 300
+    if "RETURNING" in sql:
+        assert len(result["returned_rows"]) == 100  # the first 100 of the 300 deleted ids
+    assert rows(people, "SELECT count(*) FROM pets") == [(0,)]
+
+
+async def test_a_declined_emptying_delete_leaves_the_file_byte_identical(people, era):
+    before = file_digest(people)
+    asked = []
+
+    def decline(message):
+        asked.append(message)
+        return None
+
+    async with open_session(make_server(people, allow_write=True), era=era, elicit=decline) as session:
+        text = await session.call_error("execute", {"sql": "DELETE FROM pets WHERE id > 0"})
+    assert "user declined" in text and len(asked) == 1 and "every row of pets" in asked[0]
+    assert file_digest(people) == before
+
+
+@pytest.fixture
+def cascading(tmp_path):
+    path = tmp_path / "cascade.db"
+    connection = sqlite3.connect(path)
+    connection.executescript(
+        """
+        CREATE TABLE owners (id INTEGER PRIMARY KEY, name TEXT);
+        CREATE TABLE cars (id INTEGER PRIMARY KEY, owner_id INTEGER REFERENCES owners(id) ON DELETE CASCADE);
+        CREATE TABLE audit (what TEXT);
+        CREATE TABLE resets (at TEXT);
+        CREATE TRIGGER wipe_audit AFTER INSERT ON resets BEGIN DELETE FROM audit WHERE 1; END;
+        INSERT INTO owners VALUES (1, 'ann'), (2, 'bob');
+        INSERT INTO cars(owner_id) VALUES (1), (1), (1);
+        INSERT INTO audit VALUES ('created'), ('checked');
+        """
+    )
+    connection.commit()
+    connection.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    ("sql", "emptied"),
+    [
+        ("DELETE FROM owners WHERE id = 1", "cars"),  # ON DELETE CASCADE removes every car
+        ("INSERT INTO resets SELECT 'now' WHERE 1", "audit"),  # a trigger empties the audit table
+    ],
+)
+async def test_emptying_a_table_through_a_cascade_or_a_trigger_needs_confirmation(cascading, sql, emptied):
+    before = file_digest(cascading)
+    async with open_session(make_server(cascading, allow_write=True)) as session:
+        text = await session.call_error("execute", {"sql": sql})
+        assert f"every row of {emptied}" in text and file_digest(cascading) == before
+        await session.call_ok("execute", {"sql": sql, "confirm": True})
+    assert rows(cascading, f"SELECT count(*) FROM {emptied}") == [(0,)]
+
+
+async def test_a_delete_that_leaves_rows_runs_without_confirmation(people, cascading):
+    async with open_session(make_server(people, allow_write=True)) as session:
+        result = (await session.call_ok("execute", {"sql": "DELETE FROM pets WHERE id > 1"})).data
+    assert result["rows_affected"] == 299 and rows(people, "SELECT id FROM pets") == [(1,)]
+    async with open_session(make_server(cascading, allow_write=True)) as session:
+        await session.call_ok("execute", {"sql": "DELETE FROM owners WHERE id = 2"})  # bob has no cars
+    assert rows(cascading, "SELECT count(*) FROM cars") == [(3,)]
+
+
+async def test_a_runaway_trial_run_is_stopped_by_the_time_limit_and_changes_nothing(people):
+    before = file_digest(people)
+    runaway = (
+        "DELETE FROM pets WHERE id NOT IN "
+        "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c WHERE x < 0)"
+    )
+    async with open_session(make_server(people, allow_write=True, timeout_ms=300)) as session:
+        text = await session.call_error("execute", {"sql": runaway})
+        after = (await session.call_ok("execute", {"sql": "DELETE FROM pets WHERE id = 1"})).data
+    assert text.startswith("Error (limit_exceeded)") and "300 ms limit" in text
+    assert after["rows_affected"] == 1
+    assert rows(people, "SELECT count(*) FROM pets") == [(299,)] and before != file_digest(people)
+
+
+async def test_in_write_mode_a_value_over_the_length_limit_is_refused(people):
+    before = file_digest(people)
+    async with open_session(make_server(people, allow_write=True)) as session:
+        text = await session.call_error(
+            "execute", {"sql": "UPDATE people SET photo = zeroblob(17 * 1024 * 1024) WHERE id = 1"}
+        )
+    assert text.startswith("Error (limit_exceeded)") and "16 MiB" in text
+    assert file_digest(people) == before

@@ -5,15 +5,26 @@ compiles a statement, so the check sees what the statement *does* — not what i
 no spelling, comment or nesting gets past it. Read-only connections are also opened with ``mode=ro``
 and have the attached-database limit set to zero, so even an action we let through cannot write the
 file or reach another one (``VACUUM INTO`` needs an attachment).
+
+``regexp`` is refused too: SQLAlchemy's pysqlite dialect registers it on every connection as a Python
+function, SQLite's progress handler never fires inside one, so a catastrophic regular expression
+(``'aaaa…!' REGEXP '^(a+)+$'``) would run past every time limit and could not be cancelled. (The
+authorizer is the place for it: on Python 3.11 ``create_function("regexp", 2, None)`` does not
+remove a function, and it would race SQLAlchemy's own pool "connect" hook anyway. The dialect's other
+function, ``floor``, is ``math.floor``: constant time, left alone.)
+
+The log (:class:`AuthorizerLog`) also records which tables a statement deletes from, including rows
+deleted by triggers and foreign-key cascades, so a trial run can tell whether it empties one.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-__all__ = ["READ_PRAGMAS", "AuthorizerLog", "authorizer"]
+__all__ = ["READ_PRAGMAS", "SLOW_FUNCTIONS", "AuthorizerLog", "authorizer"]
 
 # Pragmas that only read. The ones in _PRAGMAS_WITH_ARGUMENT take a table/index name (or a check
 # limit) as their argument; for every other one an argument means "set", which is refused.
@@ -63,6 +74,12 @@ _PRAGMAS_WITH_ARGUMENT = frozenset(
 
 # Functions that reach outside the database or change how it is interpreted.
 _DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
+# Functions that run as Python code, out of reach of the per-statement time limit (the progress
+# handler only runs between SQLite's own VM steps), with what to use instead.
+SLOW_FUNCTIONS = {
+    "regexp": "Use LIKE ('%text%', case-insensitive for ASCII), GLOB ('*[0-9]*', case-sensitive, with "
+    "character classes), instr() or substr() instead.",
+}
 
 _READ_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE})
 _WRITE_ACTIONS = frozenset(
@@ -111,11 +128,26 @@ class AuthorizerLog:
     actions: list[tuple[int, str | None]] = field(default_factory=list)
     refused: str | None = None
     refused_bookkeeping: bool = False
+    # (schema, table) of every DELETE the statement may do, its triggers and cascades included.
+    deleted: list[tuple[str, str]] = field(default_factory=list)
+    # Set only while the server runs its own BEGIN/ROLLBACK (a trial run of a statement).
+    own_transaction: bool = False
 
     def reset(self) -> None:
         self.actions.clear()
         self.refused = None
         self.refused_bookkeeping = False
+        self.deleted.clear()
+        self.own_transaction = False
+
+    @contextmanager
+    def transaction_control(self) -> Iterator[None]:
+        """Let the server's own BEGIN/ROLLBACK through; nothing else is loosened."""
+        self.own_transaction = True
+        try:
+            yield
+        finally:
+            self.own_transaction = False
 
 
 def _describe(action: int, arg1: str | None, arg2: str | None) -> str:
@@ -153,7 +185,11 @@ def authorizer(*, writable: bool, log: AuthorizerLog) -> Callable[..., int]:
     def check(
         action: int, arg1: str | None, arg2: str | None, database: str | None, trigger: str | None
     ) -> int:
+        if log.own_transaction and action in (sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT):
+            return sqlite3.SQLITE_OK
         log.actions.append((action, arg1 if action != sqlite3.SQLITE_FUNCTION else arg2))
+        if action == sqlite3.SQLITE_DELETE and arg1:
+            log.deleted.append((database or "main", arg1))
         allowed = _allowed(action, arg1, arg2, writable)
         # SQLite reports the catalog bookkeeping of a DROP or CREATE before the DROP or CREATE
         # itself; the model should read about the statement it wrote.
@@ -174,7 +210,8 @@ def _allowed(action: int, arg1: str | None, arg2: str | None, writable: bool) ->
     if action in _READ_ACTIONS:
         return True
     if action == sqlite3.SQLITE_FUNCTION:
-        return (arg2 or "").lower() not in _DENIED_FUNCTIONS
+        name = (arg2 or "").lower()
+        return name not in _DENIED_FUNCTIONS and name not in SLOW_FUNCTIONS
     if action == sqlite3.SQLITE_PRAGMA:
         name = (arg1 or "").lower()
         if name not in READ_PRAGMAS:
