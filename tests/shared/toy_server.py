@@ -8,6 +8,8 @@ import asyncio
 from typing import Annotated
 
 import mcp.types as mt
+from fastmcp import Context
+from fastmcp.dependencies import CurrentContext
 from pydantic import Field
 
 from dockyard_shared import READ_ONLY, InvalidArgument, NotFound
@@ -60,7 +62,7 @@ def build(args: argparse.Namespace):
         raise RuntimeError("secret detail /home/someone/.ssh/id_rsa")
 
     @server.tool(annotations=READ_ONLY)
-    async def sleep(seconds: Annotated[float, Field(ge=0, le=5)]) -> str:
+    async def sleep(seconds: Annotated[float, Field(ge=0, le=5)], ctx: Context = CurrentContext()) -> str:
         """Sleep, then answer.
 
         Use when: testing concurrency.
@@ -68,6 +70,9 @@ def build(args: argparse.Namespace):
         Returns: "slept".
         Limits: none.
         """
+        # Progress 0 first (sent only when the request carries a progress token): a test that waits
+        # for it knows the call is under way, without guessing at timing.
+        await ctx.report_progress(0, seconds)
         await asyncio.sleep(seconds)
         return "slept"
 

@@ -11,7 +11,8 @@ can find it without importing it by name::
 
 Common flags (``--transport``, ``--host``, ``--port``, ``--path``, ``--log-level``, ``--auth-token``,
 ``--allowed-host``, ``--allowed-origin``, ``--session-idle-timeout``, ``--audit-log``) are added here so
-every server accepts the same ones. Logs go to stderr only: on stdio, stdout is the protocol.
+every server accepts the same ones. Logs go to stderr only: on stdio, stdout is the protocol, and
+malformed input lines get their JSON-RPC errors (:mod:`dockyard_shared.stdio`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ _quiet_fastmcp()
 from fastmcp import FastMCP  # noqa: E402
 
 from .http import HttpOptions, build_http_app, is_loopback  # noqa: E402
+from .stdio import run_stdio  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -195,7 +197,7 @@ async def serve(
     _attach_audit_log(servers, getattr(args, "audit_log", None))
     if args.transport == "stdio":
         (server,) = servers.values()
-        await server.run_stdio_async(show_banner=False, log_level=args.log_level)
+        await run_stdio(server, log_level=args.log_level)
         return
 
     import uvicorn
