@@ -417,11 +417,6 @@ async def test_an_include_if_onbranch_cannot_enable_a_filter_after_a_checkout(tm
     assert fired(markers) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`git stash pop` (operations.stash) runs `git status` as a child process, which re-reads the "
-    "config the pop just rewrote: operations.py should pass --quiet",
-)
 async def test_a_stash_that_rewrites_an_included_file_cannot_enable_a_filter(tmp_path):
     markers = tmp_path / "markers"
     repo = modified_repo(tmp_path / "root" / "planted", "* filter=evil\n")

@@ -863,7 +863,9 @@ class GitOperations:
                 repository=str(repo.path), message="Changes stashed.", status=self.status(repo)
             )
         if action == "pop":
-            output = self._git(repo, "stash", "pop", check=False)
+            # --quiet: otherwise pop runs its own `git status` as a child, which reads the config the pop
+            # has just rewritten before our overrides could be recomputed for it.
+            output = self._git(repo, "stash", "pop", "--quiet", check=False)
             if output.returncode != 0:
                 text = (output.stderr or output.text).strip()
                 if "No stash entries" in text:

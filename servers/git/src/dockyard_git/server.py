@@ -458,8 +458,8 @@ def create_server(settings: GitSettings) -> FastMCP:
 
             Use when: finding open work or a PR number.
             Not for: a PR's details — use github_pull_request.
-            Returns: number, title (untrusted), state, author, head, base, dates and URL.
-            Limits: 30 per page; has_more says when to ask for page+1.
+            Returns: number, title (untrusted, fenced), state, author, head, base (untrusted names), dates, URL.
+            Limits: 30 per page; has_more says when to ask for page+1; titles cut at 500 characters.
             """
             name = await run_cancellable(lambda: slug(repo_path))
             return await run_cancellable(
@@ -469,17 +469,22 @@ def create_server(settings: GitSettings) -> FastMCP:
         @server.tool(annotations=OPEN_WORLD)
         async def github_pull_request(
             number: Annotated[int, Field(description="Pull request number.", ge=1)],
+            files_page: Annotated[
+                int, Field(description="Page of changed files (60 each), from 1.", ge=1)
+            ] = 1,
             repo_path: RepoPath = None,
         ) -> PullDetail:
             """Read one pull request: description, status checks and changed files with their patches.
 
             Use when: reviewing or summarising a PR.
             Not for: listing PRs — use github_pull_requests.
-            Returns: title and body (untrusted, fenced), state, branches, head sha, checks, files.
-            Limits: 100 files; each patch cut at 4,000 characters (use git_diff locally for more).
+            Returns: title and body (untrusted, fenced), state, branches, head sha, checks, files. Logins,
+            branch, file and check names are untrusted too (plain only when simple identifiers).
+            Limits: 60 files per files_page; each patch cut at 4,000 characters, 40,000 in all; body cut at
+            20,000; up to 40 checks; every cut says where the rest is (git_diff locally for whole patches).
             """
             name = await run_cancellable(lambda: slug(repo_path))
-            return await run_cancellable(lambda: reader.pull_request(name, number))
+            return await run_cancellable(lambda: reader.pull_request(name, number, files_page=files_page))
 
         @server.tool(annotations=OPEN_WORLD)
         async def github_issues(
@@ -494,8 +499,9 @@ def create_server(settings: GitSettings) -> FastMCP:
 
             Use when: finding reported problems or an issue number.
             Not for: one issue's discussion — use github_issue.
-            Returns: number, title (untrusted), state, author, labels, comment count, dates, URL.
-            Limits: 30 per page; has_more says when to ask for page+1.
+            Returns: number, title (untrusted, fenced), state, author and labels (untrusted names), comment
+            count, dates, URL.
+            Limits: 30 per page; has_more says when to ask for page+1; 10 labels per issue.
             """
             name = await run_cancellable(lambda: slug(repo_path))
             return await run_cancellable(lambda: reader.issues(name, state=state, labels=labels, page=page))
@@ -511,7 +517,8 @@ def create_server(settings: GitSettings) -> FastMCP:
             Use when: understanding a reported problem and its discussion.
             Not for: pull requests — use github_pull_request.
             Returns: title, body and comments (untrusted, fenced), state, author, labels.
-            Limits: 30 comments per page (comments_page); long bodies are cut.
+            Limits: 30 comments per page (comments_page); each at most 8,000 characters, 40,000 per page in
+            all; body cut at 20,000; every cut says where to read the whole.
             """
             name = await run_cancellable(lambda: slug(repo_path))
             return await run_cancellable(lambda: reader.issue(name, number, comments_page=comments_page))

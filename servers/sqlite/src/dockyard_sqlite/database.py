@@ -453,16 +453,16 @@ class Database:
 
     def _count_rows(self, name: str, kind: str, timeout_ms: int = 200) -> tuple[int | None, bool]:
         quoted = _quote_identifier(name)
-        if kind == "table":
-            try:
-                with self._connection(budget=Budget(timeout_ms)) as connection:
-                    largest = connection.execute(f"SELECT max(rowid) FROM {quoted}").fetchone()[0]
-                if largest is not None and largest > self.EXACT_COUNT_UP_TO:
-                    return int(largest), False
-            except Problem:
-                pass  # WITHOUT ROWID tables have no rowid: count them
         try:
+            # One connection for both steps: a checkout costs as much as the estimate itself.
             with self._connection(budget=Budget(timeout_ms)) as connection:
+                if kind == "table":
+                    try:
+                        largest = connection.execute(f"SELECT max(rowid) FROM {quoted}").fetchone()[0]
+                    except sqlite3.OperationalError:
+                        largest = None  # WITHOUT ROWID tables have no rowid: count them
+                    if largest is not None and largest > self.EXACT_COUNT_UP_TO:
+                        return int(largest), False
                 return connection.execute(f"SELECT count(*) FROM {quoted}").fetchone()[0], True
         except LimitExceeded:
             return None, False

@@ -33,6 +33,9 @@ class TableSummary(BaseModel):
 class TableList(BaseModel):
     database: str
     tables: list[TableSummary]
+    total: int = Field(description="tables and views in the database, listed or not")
+    truncated: bool = Field(default=False, description="true when only the first tables are listed")
+    note: str | None = None
 
 
 class ColumnInfo(BaseModel):

@@ -38,9 +38,9 @@ QUERY_DESCRIPTION = """Run one read-only SQL statement (SELECT, WITH, VALUES, EX
 Use when: reading data — filtering, joining, aggregating.
 Not for: changing data — use execute (only with --allow-write); query plans — use explain_query.
 Returns: columns, rows (lists in column order), row_count, truncated, and next_cursor when more rows exist.
-Blobs come back as a short hex preview.
+Blobs come back as a short hex preview. REGEXP is not available (use LIKE, GLOB or instr).
 Limits: one statement per call; {default_rows} rows per page by default, {max_rows} at most, and about
-{max_chars} characters per page; {timeout} ms per statement. Pass next_cursor with the same sql, params and
+{max_chars} characters per page; {timeout} ms per statement; one value at most 16 MiB. Pass next_cursor with the same sql, params and
 database to get the next page. Writes, ATTACH and PRAGMA writes are refused by SQLite itself.
 """
 
@@ -57,11 +57,20 @@ def create_server(settings: Settings) -> FastMCP:
         Use when: starting to explore a database, or checking which tables exist.
         Not for: column details — use describe_table; reading rows — use query.
         Returns: each table or view with row_count (row_count_exact=false when it is an estimate from the
-        largest rowid, null for a view too slow to count) and column_count.
-        Limits: every table is listed; counting stops after 200 ms per table and falls back to an estimate.
+        largest rowid, null when counting was too slow) and column_count; total, and truncated with a note
+        when not every table is listed.
+        Limits: at most 500 tables and views (tables first, by name); counting stops after 200 ms per table
+        and the statement time limit in all.
         """
         db = service.database(database)
-        return TableList(database=db.alias, tables=await service.run(lambda _: db.list_tables()))
+        listing = await service.run(lambda _: db.table_listing())
+        return TableList(
+            database=db.alias,
+            tables=listing.tables,
+            total=listing.total,
+            truncated=listing.truncated,
+            note=listing.note,
+        )
 
     @server.tool(annotations=READ_ONLY)
     async def describe_table(
@@ -146,7 +155,7 @@ def create_server(settings: Settings) -> FastMCP:
             extensions, transaction control and PRAGMA writes are refused.
             """
             db = service.database(database)
-            effect = await service.run(lambda _: db.destructive_effect(sql, params))
+            effect = await service.run(lambda budget: db.destructive_effect(sql, params, budget=budget))
             if effect and not confirm:
                 answer = await ask_to_confirm(
                     ctx, f"Allow this statement on database {db.alias!r}? {effect}.\n\n{sql}"
@@ -212,8 +221,7 @@ def create_server(settings: Settings) -> FastMCP:
                 db = service.database(chosen)
             except Exception:
                 return []
-            names = await service.run(lambda _: [t.name for t in db.list_tables()])
-            return [name for name in names if name.lower().startswith(prefix)]
+            return await service.run(lambda _: db.table_names(prefix))
         return []
 
     return server
