@@ -34,6 +34,7 @@ import contextvars
 import os
 import pwd
 import re
+import selectors
 import shutil
 import stat
 import subprocess
@@ -192,6 +193,10 @@ _SHARED_COMMANDS = frozenset(
 )
 
 _OUTSIDE = "outside the folders this server may use"
+
+
+# What of git's stderr is kept: enough for any error message; the rest is read and dropped.
+_MAX_STDERR_BYTES = 65_536
 
 
 @dataclass(frozen=True)
@@ -657,44 +662,51 @@ class GitRunner:
         tracked = running_processes.get()
         if tracked is not None:
             tracked.append(process)
-        expired = threading.Event()
-
-        def stop() -> None:
-            expired.set()
-            process.kill()
-
-        timer = threading.Timer(timeout, stop)
-        timer.start()
+        # One thread watches both pipes and the deadline: no timer or reader thread per git process
+        # (they cost as much as a short `git status`), and stderr is drained as it comes, so a chatty git
+        # can never block on a full stderr pipe while we wait on stdout.
+        deadline = time.monotonic() + timeout
+        chunks: list[bytes] = []
         stderr_chunks: list[bytes] = []
-        reader = threading.Thread(
-            target=lambda: stderr_chunks.append(process.stderr.read(65536)), daemon=True
-        )
-        reader.start()
+        size = stderr_size = 0
+        truncated = expired = False
         try:
             if stdin is not None:
                 process.stdin.write(stdin)
                 process.stdin.close()
-            chunks: list[bytes] = []
-            size = 0
-            truncated = False
-            while True:
-                chunk = process.stdout.read1(65536)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > max_bytes:
-                    truncated = True
-                    process.kill()
-                    break
+            with selectors.DefaultSelector() as selector:
+                selector.register(process.stdout, selectors.EVENT_READ, "out")
+                selector.register(process.stderr, selectors.EVENT_READ, "err")
+                while selector.get_map() and not truncated:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        expired = True
+                        break
+                    for key, _ in selector.select(remaining):
+                        chunk = os.read(key.fd, 65536)
+                        if not chunk:
+                            selector.unregister(key.fileobj)
+                        elif key.data == "out":
+                            chunks.append(chunk)
+                            size += len(chunk)
+                            if size > max_bytes:
+                                truncated = True
+                                break
+                        elif stderr_size < _MAX_STDERR_BYTES:
+                            stderr_chunks.append(chunk)
+                            stderr_size += len(chunk)
+            if truncated or expired:
+                process.kill()
             process.wait()
         finally:
-            timer.cancel()
+            if process.poll() is None:
+                process.kill()
+                process.wait()
             process.stdout.close()
-        reader.join(timeout=1)
-        stderr = b"".join(stderr_chunks).decode("utf-8", "replace")
+            process.stderr.close()
+        stderr = b"".join(stderr_chunks)[:_MAX_STDERR_BYTES].decode("utf-8", "replace")
         data = b"".join(chunks)[:max_bytes] if truncated else b"".join(chunks)
-        if expired.is_set() and not truncated:
+        if expired and not truncated:
             raise LimitExceeded(
                 f"git took longer than {timeout:.0f} s and was stopped.",
                 next_step="Narrow the request: a revision range, a path filter or a smaller max_count.",
