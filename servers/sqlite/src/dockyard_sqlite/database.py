@@ -364,9 +364,12 @@ class Database:
     def resolve_table(self, name: str) -> tuple[str, str]:
         """The catalog's own spelling of ``name`` and whether it is a table or a view."""
         with self._connection(budget=Budget(self.limits.timeout_ms)) as connection:
-            catalog = connection.execute(
-                "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
-            ).fetchall()
+            return self._resolve_on(connection, name)
+
+    def _resolve_on(self, connection: GuardedConnection, name: str) -> tuple[str, str]:
+        catalog = connection.execute(
+            "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
+        ).fetchall()
         for matches in (lambda c: c == name, lambda c: c.lower() == name.lower()):
             for candidate, kind in catalog:
                 if matches(candidate):
@@ -399,20 +402,20 @@ class Database:
                 "AND name NOT LIKE 'sqlite_%' ORDER BY type, name LIMIT ?) AS m ORDER BY type, name",
                 (limit,),
             ).fetchall()
-        summaries = []
-        uncounted = 0
-        for name, kind, columns in catalog:
-            remaining_ms = int((overall.deadline - time.monotonic()) * 1000)
-            if remaining_ms > 0:
-                count, exact = self._count_rows(name, kind, timeout_ms=min(200, remaining_ms))
-            else:
-                count, exact = None, False
-                uncounted += 1
-            summaries.append(
-                TableSummary.model_construct(
-                    name=name, type=kind, row_count=count, row_count_exact=exact, column_count=columns
+            summaries = []
+            uncounted = 0
+            for name, kind, columns in catalog:
+                remaining_ms = int((overall.deadline - time.monotonic()) * 1000)
+                if remaining_ms > 0:
+                    count, exact = self._count_on(connection, name, kind, min(200, remaining_ms), overall)
+                else:
+                    count, exact = None, False
+                    uncounted += 1
+                summaries.append(
+                    TableSummary.model_construct(
+                        name=name, type=kind, row_count=count, row_count_exact=exact, column_count=columns
+                    )
                 )
-            )
         notes = []
         if total > len(summaries):
             notes.append(
@@ -451,27 +454,38 @@ class Database:
     # a large table reads all of it, the estimate costs one index seek.
     EXACT_COUNT_UP_TO = 200_000
 
-    def _count_rows(self, name: str, kind: str, timeout_ms: int = 200) -> tuple[int | None, bool]:
+    def _count_on(
+        self, connection: GuardedConnection, name: str, kind: str, timeout_ms: int, outer: Budget
+    ) -> tuple[int | None, bool]:
+        """Rows of one table on a connection already checked out (a checkout costs as much as the
+        estimate itself), under a budget of its own; ``outer``, the caller's, is put back afterwards."""
         quoted = _quote_identifier(name)
+        own = Budget(timeout_ms)
+        connection.set_progress_handler(lambda: 1 if own.expired() or outer.expired() else 0, 1000)
         try:
-            # One connection for both steps: a checkout costs as much as the estimate itself.
-            with self._connection(budget=Budget(timeout_ms)) as connection:
-                if kind == "table":
-                    try:
-                        largest = connection.execute(f"SELECT max(rowid) FROM {quoted}").fetchone()[0]
-                    except sqlite3.OperationalError:
-                        largest = None  # WITHOUT ROWID tables have no rowid: count them
-                    if largest is not None and largest > self.EXACT_COUNT_UP_TO:
-                        return int(largest), False
-                return connection.execute(f"SELECT count(*) FROM {quoted}").fetchone()[0], True
-        except LimitExceeded:
-            return None, False
+            if kind == "table":
+                try:
+                    largest = connection.execute(f"SELECT max(rowid) FROM {quoted}").fetchone()[0]
+                except sqlite3.OperationalError as error:
+                    if "interrupted" in str(error):
+                        return None, False
+                    largest = None  # WITHOUT ROWID tables have no rowid: count them
+                if largest is not None and largest > self.EXACT_COUNT_UP_TO:
+                    return int(largest), False
+            return connection.execute(f"SELECT count(*) FROM {quoted}").fetchone()[0], True
+        except sqlite3.OperationalError as error:
+            if "interrupted" in str(error):
+                return None, False
+            raise
+        finally:
+            connection.set_progress_handler(lambda: 1 if outer.expired() else 0, 1000)
 
     def describe_table(self, name: str) -> TableDescription:
-        table, kind = self.resolve_table(name)
-        quoted = _quote_identifier(table)
-        # PRAGMAs on one connection: the catalog in a handful of index lookups.
-        with self._connection(budget=Budget(self.limits.timeout_ms)) as connection:
+        budget = Budget(self.limits.timeout_ms)
+        # Everything on one connection: the catalog in a handful of index lookups, then the count.
+        with self._connection(budget=budget) as connection:
+            table, kind = self._resolve_on(connection, name)
+            quoted = _quote_identifier(table)
             info = connection.execute(
                 'SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)', (table,)
             ).fetchall()
@@ -503,6 +517,7 @@ class Database:
             ).fetchone()
             cursor = connection.execute(f"SELECT * FROM {quoted} LIMIT ?", (self.limits.sample_rows,))
             sample, _, _ = self._page(cursor, self.limits.sample_rows, max_chars=self.limits.max_chars // 4)
+            count, exact = self._count_on(connection, table, kind, 200, budget)
         create_sql = row[0] if row else None
         if create_sql is not None and row[1] > len(create_sql):
             create_sql += (
@@ -528,7 +543,6 @@ class Database:
             entry.columns.append(source)
             if target_column:
                 entry.referred_columns.append(target_column)
-        count, exact = self._count_rows(table, kind)
         return TableDescription(
             database=self.alias,
             name=table,
