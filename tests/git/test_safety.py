@@ -366,6 +366,20 @@ async def test_a_filter_in_config_worktree_never_runs(tmp_path):
     assert fired(markers) == []
 
 
+async def check_out_evil_and_use_every_tool(tmp_path: Path, repo: Path) -> None:
+    """Compute (and cache) the overrides on the current branch, switch to `evil` through the server,
+    modify a tracked file, then use every tool: a stale cache would let evil's filter run."""
+    target = {"repo_path": str(repo)}
+    async with open_session(make_server(tmp_path / "root", allow_write=True)) as session:
+        await session.call_ok("git_status", target)
+        await session.call("git_checkout", {"branch": "evil", **target})
+        assert git(repo, "symbolic-ref", "--short", "HEAD").strip() == "evil"
+        (repo / "README.md").write_text("modified on evil\n")
+        await session.call("git_status", target)
+        await session.call("git_diff", target)
+        await exercise(session, repo, writes=True)
+
+
 async def test_an_included_file_a_checkout_rewrites_cannot_enable_a_filter(tmp_path):
     # include.path names a tracked file: benign on main, defining the filter on `evil`. The checkout
     # rewrites it without touching .git/config.
@@ -384,15 +398,7 @@ async def test_an_included_file_a_checkout_rewrites_cannot_enable_a_filter(tmp_p
     age(repo / ".git" / "config", repo / "inc.cfg")
     for marker in markers.iterdir():
         marker.unlink()  # the test's own git just ran the filter: only the server's calls count
-    target = {"repo_path": str(repo)}
-    async with open_session(make_server(tmp_path / "root", allow_write=True)) as session:
-        await session.call_ok("git_status", target)  # the overrides are computed (and cached) on main
-        await session.call("git_checkout", {"branch": "evil", **target})
-        assert git(repo, "symbolic-ref", "--short", "HEAD").strip() == "evil"
-        (repo / "README.md").write_text("modified on evil\n")
-        await session.call("git_status", target)
-        await session.call("git_diff", target)
-        await exercise(session, repo, writes=True)
+    await check_out_evil_and_use_every_tool(tmp_path, repo)
     assert fired(markers) == []
 
 
@@ -405,15 +411,7 @@ async def test_an_include_if_onbranch_cannot_enable_a_filter_after_a_checkout(tm
     plant_filter(repo / ".git" / "evil.cfg", "evil", markers)
     git(repo, "config", "includeIf.onbranch:evil.path", "evil.cfg")
     age(repo / ".git" / "config", repo / ".git" / "evil.cfg")
-    target = {"repo_path": str(repo)}
-    async with open_session(make_server(tmp_path / "root", allow_write=True)) as session:
-        await session.call_ok("git_status", target)
-        await session.call("git_checkout", {"branch": "evil", **target})
-        assert git(repo, "symbolic-ref", "--short", "HEAD").strip() == "evil"
-        (repo / "README.md").write_text("modified on evil\n")
-        await session.call("git_status", target)
-        await session.call("git_diff", target)
-        await exercise(session, repo, writes=True)
+    await check_out_evil_and_use_every_tool(tmp_path, repo)
     assert fired(markers) == []
 
 

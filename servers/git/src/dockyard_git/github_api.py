@@ -134,6 +134,18 @@ def _fenced(text: str | None, source: str, *, cap: int, rest: str) -> tuple[str,
     return fenced, cut.truncated
 
 
+def _title_and_body(item: Any, what: str, url: str, notes: list[str]) -> tuple[str, str]:
+    """The fenced title and body of a pull request or issue (``what``: "pull request #7"); a cut body
+    adds a note saying where the whole is."""
+    title, _ = _fenced(item.title, f"title of {what}", cap=MAX_TITLE_CHARS, rest=f"full title {_at(url)}")
+    body, body_cut = _fenced(
+        item.body, f"body of {what}", cap=MAX_BODY_CHARS, rest=f"read the whole text {_at(url)}"
+    )
+    if body_cut:
+        notes.append(f"The description is cut at {MAX_BODY_CHARS:,} characters; the whole is {_at(url)}.")
+    return title, body
+
+
 def _name(value: object, source: str, *, where: str, cap: int = MAX_IDENTIFIER_CHARS) -> str | None:
     """An identifier-like field written by others: plain if simple, else cleaned, cut and fenced.
     ``where`` says where the whole value can be read when it is cut."""
@@ -475,17 +487,7 @@ class GitHubReader:
         url = _url(pull.html_url)
         notes: list[str] = []
 
-        title, _ = _fenced(
-            pull.title, f"title of pull request #{number}", cap=MAX_TITLE_CHARS, rest=f"full title {_at(url)}"
-        )
-        body, body_cut = _fenced(
-            pull.body,
-            f"body of pull request #{number}",
-            cap=MAX_BODY_CHARS,
-            rest=f"read the whole description {_at(url)}",
-        )
-        if body_cut:
-            notes.append(f"The description is cut at {MAX_BODY_CHARS:,} characters; the whole is {_at(url)}.")
+        title, body = _title_and_body(pull, f"pull request #{number}", url, notes)
 
         def statuses() -> tuple[str | None, list[CheckResult], int]:
             commit = self._repo(slug).get_commit(head_sha)
@@ -729,17 +731,7 @@ class GitHubReader:
             )
         elif not raw and total:
             notes.append(f"comments_page={comments_page} is past the last comment ({total} comments).")
-        title, _ = _fenced(
-            issue.title, f"title of issue #{number}", cap=MAX_TITLE_CHARS, rest=f"full title {_at(url)}"
-        )
-        body, body_cut = _fenced(
-            issue.body,
-            f"body of issue #{number}",
-            cap=MAX_BODY_CHARS,
-            rest=f"read the whole issue {_at(url)}",
-        )
-        if body_cut:
-            notes.append(f"The description is cut at {MAX_BODY_CHARS:,} characters; the whole is {_at(url)}.")
+        title, body = _title_and_body(issue, f"issue #{number}", url, notes)
         shown, hidden = _labels(issue, number, "issue", MAX_LABELS, _at(url))
         if hidden:
             notes.append(f"{hidden} more label(s) are {_at(url)}.")
