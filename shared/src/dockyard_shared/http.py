@@ -7,25 +7,32 @@ Every app built here has, whatever FastMCP's defaults are:
 * an optional bearer token, compared in constant time; ``/health`` stays open so a supervisor can
   probe it without the secret;
 * idle sessions reaped after ``session_idle_timeout`` seconds;
-* ``GET /health`` answering ``{"status": "ok", "servers": [...]}``.
+* ``GET /health`` answering ``{"status": "ok", "servers": [...]}``;
+* a malformed JSON-RPC envelope POSTed in the 2025-11-25 era answered with its JSON-RPC error
+  (:class:`EnvelopeCheckMiddleware`), as over stdio.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 
 from fastmcp import FastMCP
 from fastmcp.server.http import HostOriginGuardMiddleware
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .stdio import MAX_MESSAGE_BYTES, envelope_error
 
 __all__ = ["HttpOptions", "build_http_app", "is_loopback"]
 
@@ -83,6 +90,87 @@ class BearerTokenMiddleware:
         await send({"type": "http.response.body", "body": body})
 
 
+class EnvelopeCheckMiddleware:
+    """Answer a malformed JSON-RPC envelope POSTed to an MCP endpoint in the 2025-11-25 era with HTTP 400
+    and the JSON-RPC error :func:`dockyard_shared.stdio.envelope_error` gives it.
+
+    Why: the SDK's 2025-11-25 Streamable HTTP transport validates a POST body against its message union,
+    so a non-object, a batch, a missing ``jsonrpc`` or a non-string ``method`` gets -32602 with
+    pydantic's whole error text, and a request whose ``id`` is invalid (``{}``, null, true) validates as
+    a notification and is accepted (202) with no answer. Its 2026-07-28 transport checks the envelope
+    itself, so only the other requests are checked here; the SDK picks the era the same way (an
+    ``MCP-Protocol-Version`` header that is absent or a handshake version is 2025-11-25).
+
+    Only POSTs to ``endpoints`` with a JSON content type are read (anything else gets the SDK's own
+    answer, e.g. 415). A body that passes is handed to the inner app byte for byte, followed by whatever
+    ``receive`` yields next (``http.disconnect``); the response is never touched, so SSE streams still
+    stream. A body over ``max_body_size`` (declared or as received) is not checked: it goes on to the
+    SDK, whose own limit answers 413, and at most ``max_body_size`` plus one chunk is held here.
+    """
+
+    def __init__(
+        self, app: ASGIApp, endpoints: Collection[str], max_body_size: int = MAX_MESSAGE_BYTES
+    ) -> None:
+        self.app = app
+        self.endpoints = frozenset(endpoints)
+        self.max_body_size = max_body_size
+
+    def _applies(self, scope: Scope) -> bool:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.endpoints:
+            return False
+        headers = scope.get("headers") or ()
+
+        def header(name: bytes) -> str | None:  # the first one, as the SDK reads them
+            return next((v.decode("latin-1") for k, v in headers if k.lower() == name), None)
+
+        era = header(MCP_PROTOCOL_VERSION_HEADER.encode())
+        if era is not None and era not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return False  # a 2026-07-28 request (or an unknown version the SDK refuses itself)
+        # The SDK's own Content-Type test: anything else is its 415, not an envelope to check.
+        media_types = (header(b"content-type") or "").split(";")[0].split(",")
+        if not any(part.strip() == "application/json" for part in media_types):
+            return False
+        declared = header(b"content-length")
+        return declared is None or not declared.isdigit() or int(declared) <= self.max_body_size
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self._applies(scope):
+            await self.app(scope, receive, send)
+            return
+        body, complete, held = bytearray(), False, deque[Message]()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                held.append(message)  # a disconnect before the body ended
+                break
+            body += message.get("body", b"")
+            if not message.get("more_body", False):
+                complete = True
+                break
+            if len(body) > self.max_body_size:
+                break  # the SDK answers 413
+        if complete and len(body) <= self.max_body_size and (error := envelope_error(bytes(body))):
+            payload = error.model_dump_json(by_alias=True, exclude_unset=True).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 400,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(payload)).encode()),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": payload})
+            return
+        held.appendleft({"type": "http.request", "body": bytes(body), "more_body": not complete})
+
+        async def replay() -> Message:
+            return held.popleft() if held else await receive()
+
+        await self.app(scope, replay, send)
+
+
 def build_http_app(servers: Mapping[str, FastMCP], options: HttpOptions, *, prefixed: bool) -> Starlette:
     """One app serving ``servers``.
 
@@ -129,4 +217,7 @@ def build_http_app(servers: Mapping[str, FastMCP], options: HttpOptions, *, pref
     ]
     if options.auth_token:
         middleware.append(Middleware(BearerTokenMiddleware, token=options.auth_token))
+    # Innermost: a body is read only once the request got past the guard and the token check.
+    endpoints = [f"/{name}{options.path}" if prefixed else options.path for name in servers]
+    middleware.append(Middleware(EnvelopeCheckMiddleware, endpoints=endpoints))
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
