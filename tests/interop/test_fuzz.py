@@ -38,7 +38,7 @@ from typing import Any
 
 import anyio.from_thread
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 
 from dockyard_git.__main__ import entry as git_entry
 from dockyard_shared.runner import ServerEntry
@@ -47,7 +47,7 @@ from dockyard_sqlite.demo import ensure_demo_database
 from tests.git.conftest import git, make_repo
 from tests.git.fake_github import TOKEN, FakeGitHub, RunningFake
 from tests.harness import LEGACY, MODERN, REPO_ROOT, Era, Launch, open_session
-from tests.interop.fuzzing import StdioPeer, arguments_for, check_answer, strings_in
+from tests.interop.fuzzing import StdioPeer, arguments_for, check_answer
 from tests.shared.toy_server import WORDS
 from tests.shared.toy_server import entry as toy_entry
 
@@ -107,41 +107,6 @@ STDIO_CONFIGS = ("toy", "sqlite-write", "git-write-github")
 
 # Tools whose error is allowed to be an internal one: the toy's crash tool exists to raise.
 INTERNAL_OK = {("toy", "crash")}
-
-
-def has_lone_surrogate(value: Any) -> bool:
-    return any(0xD800 <= ord(c) <= 0xDFFF for text in strings_in(value) for c in text)
-
-
-# Server bugs the fuzzing found. Each has a strict-xfail test below reproducing it; the fuzz tests
-# leave out the inputs that hit it (``assume``) so the rest of the tool stays covered. Fixing a bug
-# turns its xfail into a failure: then delete the entry, the exclusion and the xfail marker.
-SQLITE_SURROGATE_BUG = (
-    "BUG (dockyard-sqlite): a lone surrogate (e.g. '\\ud800') in sql or in a bound param of query, "
-    "explain_query or execute escapes as an unhandled UnicodeEncodeError from sqlite3 and is answered "
-    "'Error (internal)' instead of an invalid_argument error"
-)
-
-
-GIT_NUL_REPO_PATH_BUG = (
-    "BUG (dockyard-git): a repo_path containing NUL (e.g. '\\x00', which JSON carries as \\u0000) "
-    "makes RepositorySet.resolve (repos.py) raise ValueError('embedded null byte') from os.path.realpath, "
-    "answered 'Error (internal)' instead of an invalid_argument error, by every tool taking repo_path"
-)
-GIT_SURROGATE_BUG = (
-    "BUG (dockyard-git): a lone surrogate (e.g. '\\ud800') in paths, branch, revision and other "
-    "arguments that reach git escapes as an unhandled UnicodeEncodeError (repos.relative_path, "
-    "gitcmd._run_process) and is answered 'Error (internal)' instead of an invalid_argument error"
-)
-
-
-def hits_known_bug(config: str, tool: str, arguments: dict[str, Any]) -> bool:
-    entry = CONFIGS[config].entry
-    if entry is sqlite_entry and tool in ("query", "explain_query", "execute"):
-        return has_lone_surrogate([arguments.get("sql"), arguments.get("params")])
-    if entry is git_entry:
-        return "\x00" in str(arguments.get("repo_path") or "") or has_lone_surrogate(arguments)
-    return False
 
 
 # -- sandboxes ------------------------------------------------------------------------------------------
@@ -408,7 +373,6 @@ def test_fuzzed_arguments_always_get_a_valid_answer(config, tool, era, memory_se
     @fuzz_settings(MEMORY_EXAMPLES)
     @given(arguments=arguments_for(schema, target.hints))
     def examples(arguments: dict[str, Any]) -> None:
-        assume(not hits_known_bug(config, tool, arguments))
         started = time.monotonic()
         try:
             outcome = portal.call(functools.partial(session.call, tool, arguments, timeout=CALL_TIMEOUT))
@@ -430,49 +394,46 @@ def test_fuzzed_arguments_always_get_a_valid_answer(config, tool, era, memory_se
     target.check_untouched()
 
 
-KNOWN_BUG_CASES = [
+# The smallest input of each bug the fuzzing found (all fixed): kept as regression cases.
+FOUND_BUG_CASES = [
     pytest.param(
         "sqlite-write",
         "query",
         {"sql": "SELECT ?", "params": ["\ud800"]},
-        marks=pytest.mark.xfail(strict=True, reason=SQLITE_SURROGATE_BUG),
         id="sqlite-query-surrogate-param",
     ),
     pytest.param(
         "sqlite-write",
         "execute",
         {"sql": "\ud800"},
-        marks=pytest.mark.xfail(strict=True, reason=SQLITE_SURROGATE_BUG),
         id="sqlite-execute-surrogate-sql",
     ),
     pytest.param(
         "git",
         "git_status",
         {"repo_path": "\x00"},
-        marks=pytest.mark.xfail(strict=True, reason=GIT_NUL_REPO_PATH_BUG),
         id="git-status-nul-repo-path",
     ),
     pytest.param(
         "git",
         "git_log",
         {"paths": ["\ud800"]},
-        marks=pytest.mark.xfail(strict=True, reason=GIT_SURROGATE_BUG),
         id="git-log-surrogate-path",
     ),
     pytest.param(
         "git-write-github",
         "git_checkout",
         {"branch": "\ud800"},
-        marks=pytest.mark.xfail(strict=True, reason=GIT_SURROGATE_BUG),
         id="git-checkout-surrogate-branch",
     ),
 ]
 
 
-@pytest.mark.parametrize(("config", "tool", "arguments"), KNOWN_BUG_CASES)
-def test_known_bug_inputs_get_a_valid_answer(config, tool, arguments, memory_sessions, targets, portal):
-    """The smallest input of each bug the fuzzing found, kept failing until the server is fixed."""
-    assert hits_known_bug(config, tool, arguments)  # so the fuzz tests leave exactly these out
+@pytest.mark.parametrize(("config", "tool", "arguments"), FOUND_BUG_CASES)
+def test_inputs_that_once_broke_a_server_get_a_valid_answer(
+    config, tool, arguments, memory_sessions, targets, portal
+):
+    """Lone surrogates and NUL in arguments once escaped as internal errors."""
     session = memory_sessions[config, ERA_OF[config]]
     outcome = portal.call(functools.partial(session.call, tool, arguments, timeout=CALL_TIMEOUT))
     assert portal.call(session.ping)
@@ -552,7 +513,6 @@ def test_fuzzed_arguments_over_stdio_always_get_a_valid_answer(config, tool, std
     @fuzz_settings(STDIO_EXAMPLES)
     @given(arguments=arguments_for(schema, target.hints))
     def examples(arguments: dict[str, Any]) -> None:
-        assume(not hits_known_bug(config, tool, arguments))
         reply = peer.request("tools/call", {"name": tool, "arguments": arguments}, timeout=CALL_TIMEOUT)
         check_reply(reply, tool, arguments, target, config)
 
@@ -561,15 +521,7 @@ def test_fuzzed_arguments_over_stdio_always_get_a_valid_answer(config, tool, std
     target.check_untouched()
 
 
-LONE_SURROGATE_BUG = (
-    "BUG (dockyard_shared.stdio): a request whose JSON carries a lone-surrogate escape such as "
-    '"\\ud800" (valid JSON syntax; Python\'s json reads it) is refused by pydantic_core.from_json and '
-    "answered -32700 Parse error with id null, so the client waiting on its id never hears back"
-)
-
-
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=LONE_SURROGATE_BUG)
 @pytest.mark.parametrize("config", STDIO_CONFIGS)
 def test_a_lone_surrogate_escape_is_answered_under_the_requests_id(config, stdio_peers):
     peer = stdio_peers[config]
@@ -599,16 +551,6 @@ WIRE_ARGUMENT = {
 }
 
 
-SQLITE_HUGE_ECHO_BUG = (
-    "BUG (dockyard-sqlite): query with a 3 MB sql text that is not SQL answers an error that quotes the "
-    "whole statement: a 3,000,175-character reply, past the 1 MiB an SSE event may carry to the SDK's "
-    "HTTP client (replies must stay bounded)"
-)
-GIT_HUGE_ARGUMENT_BUG = (
-    "BUG (dockyard-git): a string argument over 128 KiB that goes onto git's command line (e.g. git_log "
-    "grep of 3 MB) makes subprocess raise OSError [Errno 7] Argument list too long (E2BIG), answered "
-    "'Error (internal)' instead of an invalid_argument/limit_exceeded error"
-)
 WIRE_VALUES = {
     "invalid-utf8": "\udcff\udcfe",  # sent as the bytes ED B3 BF ED B3 BE
     "half-emoji": "\ud83d",
@@ -617,22 +559,11 @@ WIRE_VALUES = {
     "huge": "A" * 3_000_000,  # under the 4 MiB line limit
 }
 WIRE_CASES = [
-    pytest.param(
-        config,
-        label,
-        marks=[pytest.mark.xfail(strict=True, reason=bug)] if bug else [],
-        id=f"{config}-{label}",
-    )
+    pytest.param(config, label, id=f"{config}-{label}")
     for config in STDIO_CONFIGS
     for label in WIRE_VALUES
     # The toy echoes any name it is given: its 3 MB reply is the test double's, not a server's.
     if not (config == "toy" and label == "huge")
-    for bug in [
-        {
-            ("sqlite-write", "huge"): SQLITE_HUGE_ECHO_BUG,
-            ("git-write-github", "huge"): GIT_HUGE_ARGUMENT_BUG,
-        }.get((config, label))
-    ]
 ]
 
 

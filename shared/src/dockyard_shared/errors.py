@@ -121,6 +121,13 @@ def as_problem(error: BaseException) -> Problem:
             f"The arguments do not match the input schema ({_validation_reason(error)}).",
             next_step="Fix the named arguments to match the tool's input schema and call again.",
         )
+    if isinstance(error, UnicodeEncodeError) or isinstance(error.__cause__, UnicodeEncodeError):
+        # A lone surrogate ("\ud800") is valid in JSON and in a Python str, but no file name, SQL text or
+        # command line can carry it.
+        return InvalidArgument(
+            "A text argument holds an unpaired surrogate (an invalid Unicode character such as \\ud800).",
+            next_step="Remove or replace the invalid character and call again.",
+        )
     if isinstance(error, TimeoutError) or isinstance(error.__cause__, TimeoutError):
         return LimitExceeded(
             "The request took longer than the server's time limit and was stopped.",
@@ -154,10 +161,35 @@ def _rewrite(error: Exception, kind: str, name: str, error_type: type[FastMCPErr
     return error_type(problem.for_model())
 
 
+def _has_unpaired_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_unpaired_surrogate(k) or _has_unpaired_surrogate(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_unpaired_surrogate(v) for v in value)
+    return False
+
+
 class ProblemMiddleware(Middleware):
     """Rewrite failures of tools, resources and prompts into model-facing errors."""
 
     async def on_call_tool(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
+        # JSON and Python strings may hold an unpaired surrogate ("\ud800"); no file name, SQL text,
+        # command line or reply can. Refused here, once for every tool, before it reaches any of them
+        # (git would otherwise take it as a raw byte and create a branch no reply could name).
+        if _has_unpaired_surrogate(context.message.arguments or {}):
+            raise ToolError(
+                InvalidArgument(
+                    "A text argument holds an unpaired surrogate (an invalid Unicode character such as "
+                    "\\ud800).",
+                    next_step="Remove or replace the invalid character and call again.",
+                ).for_model()
+            )
         try:
             return await call_next(context)
         except Exception as error:

@@ -23,6 +23,7 @@ protocol eras run exactly as before.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import AsyncIterator, Iterator
@@ -60,7 +61,7 @@ def envelope_error(line: str | bytes) -> JSONRPCError | None:
     try:
         message: Any = pydantic_core.from_json(line)  # the parser the SDK itself uses
     except ValueError:
-        return _error(PARSE_ERROR, "Parse error")
+        return _error(PARSE_ERROR, "Parse error", _id_despite_invalid_text(line))
     if isinstance(message, list):
         return _error(
             INVALID_REQUEST, "Invalid Request: batches are not supported; send one message per line"
@@ -81,6 +82,19 @@ def envelope_error(line: str | bytes) -> JSONRPCError | None:
     if message.get("params") is not None and not isinstance(message["params"], dict):
         return _error(INVALID_PARAMS, 'Invalid params: "params" must be an object', reply_id)
     return None
+
+
+def _id_despite_invalid_text(line: str | bytes) -> str | int | None:
+    """The request id of a line the SDK's parser refuses only for its text: an escaped lone surrogate
+    ("\\ud800") is valid JSON syntax, which Python's json accepts, so the client waiting on that id can
+    still be answered."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
+    valid = isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool))
+    return request_id if valid else None
 
 
 class CheckedStdin:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import codecs
 import contextvars
+import errno
 import os
 import pwd
 import re
@@ -651,14 +652,23 @@ class GitRunner:
         stdin: bytes | None,
     ) -> GitOutput:
         timeout = timeout_s or self.timeout_s
-        process = subprocess.Popen(
-            self.command(args),
-            cwd=str(work_tree or git_dir),
-            env=env,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        try:
+            process = subprocess.Popen(
+                self.command(args),
+                cwd=str(work_tree or git_dir),
+                env=env,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except OSError as error:
+            if error.errno == errno.E2BIG:  # the kernel's limit on one argument (128 KiB) or all of them
+                raise InvalidArgument(
+                    "The arguments are too long to pass to git (a pattern, filter or path list of this size "
+                    "exceeds the operating system's limit).",
+                    next_step="Use a shorter pattern or filter, or fewer paths per call.",
+                ) from None
+            raise
         tracked = running_processes.get()
         if tracked is not None:
             tracked.append(process)

@@ -158,6 +158,8 @@ class RepositorySet:
                 next_step="Call git_repositories to list them, then pass repo_path.",
             )
         _reject_option_like(repo_path, "repo_path")
+        if "\x00" in repo_path:
+            raise InvalidArgument("repo_path may not contain a NUL character.")
         candidate = Path(os.path.expanduser(repo_path))
         options = [candidate] if candidate.is_absolute() else [root / candidate for root in self.roots]
         for option in options:
