@@ -60,7 +60,14 @@ from .models import (
     TableDescription,
     TableSummary,
 )
-from .safety import DESTRUCTIVE_ACTIONS, SLOW_FUNCTIONS, AuthorizerLog, authorizer
+from .safety import (
+    DESTRUCTIVE_ACTIONS,
+    REPLACED_FUNCTIONS,
+    SLOW_FUNCTIONS,
+    AuthorizerLog,
+    authorizer,
+    install_functions,
+)
 from .settings import DatabaseSpec, Limits
 
 __all__ = ["MAX_LISTED_TABLES", "MAX_VALUE_BYTES", "Budget", "Database", "TableListing"]
@@ -76,6 +83,8 @@ Params = dict[str, Any] | list[Any] | None
 MAX_VALUE_BYTES = 16 * 1024 * 1024
 # list_tables lists at most this many tables and views (about 50 KB of JSON), and says so.
 MAX_LISTED_TABLES = 500
+# How much of SQLite's own message an error repeats (it may quote a whole statement).
+MAX_ERROR_ECHO_CHARS = 1_000
 # Values a reply shows as they are (a text only when short enough; a float only when finite).
 _PLAIN_TYPES = frozenset({int, float, str, type(None)})
 _SCHEMA_TABLES = frozenset({"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"})
@@ -97,9 +106,37 @@ class Budget:
 
 
 class GuardedConnection(sqlite3.Connection):
-    """A sqlite3 connection that remembers what its authorizer saw."""
+    """A sqlite3 connection that remembers what its authorizer saw.
+
+    printf/format, instr and replace are Python functions here (:func:`.safety.install_functions`),
+    and with ``trusted_schema`` OFF SQLite refuses an application function inside a view, trigger,
+    generated column or index expression ("unsafe use of replace()"): Python's sqlite3 cannot mark
+    one innocuous. So a statement refused only for that runs again with ``trusted_schema`` ON for
+    this checkout (:meth:`Database._connection` turns it off again): the schema then gets the same
+    bounded functions as the statement, and the authorizer still checks every function a view or
+    trigger calls.
+    """
 
     auth_log: AuthorizerLog
+    schema_trusted: bool = False
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.DatabaseError as error:  # "malformed database schema" for a generated column
+            if self.schema_trusted or not _unsafe_use_of_replaced_function(str(error)):
+                raise
+        self.set_trusted_schema(True)
+        return super().execute(sql, parameters)
+
+    def set_trusted_schema(self, on: bool) -> None:
+        with self.auth_log.trust_control():
+            super().execute(f"PRAGMA trusted_schema = {'ON' if on else 'OFF'}")
+        self.schema_trusted = on
+
+
+def _unsafe_use_of_replaced_function(message: str) -> bool:
+    return any(f"unsafe use of {name}()" in message.lower() for name in REPLACED_FUNCTIONS)
 
 
 def _connect(path: Path, *, writable: bool, create: bool, limits: Limits) -> GuardedConnection:
@@ -122,6 +159,7 @@ def _connect(path: Path, *, writable: bool, create: bool, limits: Limits) -> Gua
     connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
     connection.auth_log = AuthorizerLog()
+    install_functions(connection, connection.auth_log, max_length=MAX_VALUE_BYTES)
     connection.set_authorizer(authorizer(writable=writable, log=connection.auth_log))
     return connection
 
@@ -186,6 +224,11 @@ class Database:
             raise self._problem(error, connection, budget, sql) from None
         finally:
             connection.set_progress_handler(None, 0)
+            if connection.schema_trusted:
+                try:
+                    connection.set_trusted_schema(False)
+                except sqlite3.Error:
+                    pooled.invalidate()
             if connection.in_transaction:  # only a trial run opens one; never let it reach the pool
                 try:
                     with connection.auth_log.transaction_control():
@@ -218,7 +261,19 @@ class Database:
         sql: str | None = None,
     ) -> Problem:
         message = scrub_paths(str(error), [self.path.parent])
+        if len(message) > MAX_ERROR_ECHO_CHARS:
+            # SQLite quotes the text near a syntax error, which may be most of a huge statement.
+            cut = len(message) - MAX_ERROR_ECHO_CHARS
+            message = message[:MAX_ERROR_ECHO_CHARS] + f"…[{cut} more characters]"
         lowered = message.lower()
+        refused_call = connection.auth_log.function_refused if connection is not None else None
+        if refused_call and "user-defined function raised exception" in lowered:
+            return LimitExceeded(
+                f"{refused_call} The statement was refused before running that call: SQLite's time "
+                "limit cannot stop a single function call once it has started.",
+                next_step="Use smaller arguments: build long strings from shorter pieces "
+                "(substr, ||, a recursive CTE), and search long values with shorter patterns.",
+            )
         if "interrupted" in lowered and budget is not None:
             if budget.cancelled.is_set():
                 return LimitExceeded("The statement was cancelled by the client.", next_step="None needed.")
