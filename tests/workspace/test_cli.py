@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -10,15 +11,24 @@ import httpx
 import pytest
 
 from dockyard_shared.cli import discover_servers, host_config, workspace_root
-from tests.harness import ERAS, REPO_ROOT, Launch, http_server, open_session
+from dockyard_shared.runner import AUTH_TOKEN_ENV
+from tests.harness import ERAS, REPO_ROOT, Launch, free_port, http_server, open_session
 
 INSTALLED = discover_servers()
 
 
-def dockyard(*args: str) -> subprocess.CompletedProcess[str]:
+def dockyard(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     command = Launch("dockyard", args).command()
+    # Never the caller's token: a test that expects a refusal must not be served by accident.
+    env = {key: value for key, value in os.environ.items() if key != AUTH_TOKEN_ENV}
     return subprocess.run(
-        command, capture_output=True, text=True, timeout=120, cwd=REPO_ROOT, stdin=subprocess.DEVNULL
+        command,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO_ROOT,
+        stdin=subprocess.DEVNULL,
+        env={**env, "FASTMCP_CHECK_FOR_UPDATES": "off"},
     )
 
 
@@ -31,11 +41,19 @@ def test_every_server_folder_is_installed_and_discovered():
     assert folders == set(INSTALLED)
 
 
-def test_list_names_every_installed_server():
+def test_list_shows_each_installed_server_with_its_command_and_summary():
     result = dockyard("list")
     assert result.returncode == 0, result.stderr
-    for name in INSTALLED:
-        assert f"dockyard-{name}" in result.stdout
+    lines = result.stdout.splitlines()
+    if not INSTALLED:
+        assert lines == ["No Dockyard server is installed."]
+        return
+    # One line per server, in name order: NAME, its console script, then its one-line summary.
+    assert len(lines) == len(INSTALLED), result.stdout
+    for line, (name, entry) in zip(lines, INSTALLED.items(), strict=True):
+        listed_name, script, summary = line.split(maxsplit=2)
+        assert (listed_name, script) == (name, f"dockyard-{name}")
+        assert entry.summary.strip() and summary == entry.summary.strip()
 
 
 @pytest.mark.parametrize("host", ["claude-desktop", "cursor", "vscode"])
@@ -86,3 +104,46 @@ async def test_serve_all_serves_every_server_at_its_own_path(log_dir, tmp_path):
                     tools = await session.list_tools()
                     assert tools, f"{name} lists no tools"
                     assert all(tool.name for tool in tools)
+
+
+@pytest.mark.parametrize("target", ["all", *list(INSTALLED)[:1]])
+def test_serving_beyond_loopback_without_a_token_refuses_to_start(target):
+    if not INSTALLED:
+        pytest.skip("no Dockyard server is installed yet")
+    # A free port, so that if the refusal ever regressed nothing else would be hit; the timeout ends
+    # such a server rather than leaving it listening on every interface.
+    port = str(free_port())
+    result = dockyard("serve", target, "--transport", "http", "--host", "0.0.0.0", "--port", port, timeout=30)
+    assert result.returncode == 2, result.stderr
+    assert "Refusing to serve on 0.0.0.0" in result.stderr
+    assert AUTH_TOKEN_ENV in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def _no_argument_read_only_tools(tools) -> list[str]:
+    return [
+        tool.name
+        for tool in tools
+        if tool.annotations is not None
+        and tool.annotations.read_only_hint
+        and tool.annotations.open_world_hint is False
+        and not tool.input_schema.get("required")
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not INSTALLED, reason="no Dockyard server is installed yet")
+@pytest.mark.parametrize("name", list(INSTALLED))
+async def test_serve_name_over_http_answers_mcp_calls_on_loopback(name, log_dir, tmp_path):
+    launch = Launch("dockyard", ("serve", name), env={"XDG_DATA_HOME": str(tmp_path)}, cwd=str(REPO_ROOT))
+    with http_server(launch, log_dir=log_dir) as server:
+        assert server.base_url.startswith("http://127.0.0.1:")
+        assert httpx.get(server.url("/health")).json() == {"status": "ok", "servers": [name]}
+        assert f"serving {name} on {server.url()}" in server.log()
+        for era in ERAS:
+            async with open_session(server.url(), era=era) as session:
+                tools = await session.list_tools()
+                cheap = _no_argument_read_only_tools(tools)
+                assert cheap, f"{name} has no read-only tool without required arguments"
+                outcome = await session.call(cheap[0])
+                assert not outcome.is_error, f"{name}.{cheap[0]} over HTTP ({era}): {outcome.text}"
