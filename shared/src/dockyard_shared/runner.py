@@ -18,6 +18,7 @@ malformed input lines get their JSON-RPC errors (:mod:`dockyard_shared.stdio`).
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import sys
@@ -187,6 +188,26 @@ def _attach_audit_log(servers: Mapping[str, FastMCP], path: str | None) -> None:
         server.add_middleware(AuditMiddleware(sink, server_name=name))
 
 
+def tune_garbage_collector() -> None:
+    """Make the cyclic garbage collector cheap for a long-running server that builds large replies.
+
+    A reply of 10,000 rows allocates a few hundred thousand containers; with CPython's default
+    thresholds each 700 allocations start a young collection, and the older generations are walked
+    together with the tens of thousands of objects start-up left behind (modules, pydantic schemas).
+    Measured on the sqlite server, that was more than half of its CPU for such a reply (51 ms of 55).
+    Freezing what start-up built removes it from every later collection, and a higher first
+    threshold makes young collections rarer; reference counting still frees nearly everything at
+    once, so memory does not grow.
+    """
+    gc.collect()
+    gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(_YOUNG_GC_THRESHOLD, older, oldest)
+
+
+_YOUNG_GC_THRESHOLD = 10_000  # allocations between young collections (CPython default: 700)
+
+
 async def serve(
     servers: Mapping[str, FastMCP],
     args: argparse.Namespace,
@@ -195,6 +216,7 @@ async def serve(
 ) -> None:
     """Serve ``servers`` as ``args`` say (stdio for exactly one server, or HTTP)."""
     _attach_audit_log(servers, getattr(args, "audit_log", None))
+    tune_garbage_collector()
     if args.transport == "stdio":
         (server,) = servers.values()
         await run_stdio(server, log_level=args.log_level)
