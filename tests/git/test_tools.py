@@ -75,7 +75,11 @@ async def test_log_filters_and_pages(repo, era):
         first = (await session.call_ok("git_log", {"max_count": 2})).data
         rest = (await session.call_ok("git_log", {"max_count": 2, "skip": first["next_skip"]})).data
         grep = (await session.call_ok("git_log", {"grep": "number 1"})).data
-        by_path = (await session.call_ok("git_log", {"paths": ["src/app.py"], "author": "Ada"})).data
+        by_path = (
+            await session.call_ok(
+                "git_log", {"paths": ["src/app.py"], "author": "Ada", "fields": ["email", "subject"]}
+            )
+        ).data
         ranged = (await session.call_ok("git_log", {"revision_range": "HEAD~2..HEAD"})).data
         unbounded = (await session.call_ok("git_log", {"max_count": -1})).data
     assert [c["subject"] for c in first["commits"]] == ["change number 2", "change number 1"]
@@ -85,6 +89,31 @@ async def test_log_filters_and_pages(repo, era):
     assert len(by_path["commits"]) == 3 and by_path["commits"][0]["email"] == "ada@example.com"
     assert len(ranged["commits"]) == 2
     assert len(unbounded["commits"]) == 3
+
+
+async def test_log_returns_the_fields_asked_for(repo, era):
+    # A subject holding git_log's field separator must stay whole and not shift the other fields.
+    git(repo, "commit", "-q", "--allow-empty", "-m", "odd \x1f subject")
+    head, parent = git(repo, "rev-parse", "HEAD", "HEAD~1").split()
+    async with open_session(make_server(repo), era=era) as session:
+        default = (await session.call_ok("git_log", {"max_count": 1})).data
+        lean = (await session.call_ok("git_log", {"max_count": 1, "fields": ["subject"]})).data
+        full = (
+            await session.call_ok(
+                "git_log",
+                {"max_count": 1, "fields": ["parents", "subject", "email", "author", "date", "sha"]},
+            )
+        ).data
+        root = (await session.call_ok("git_log", {"skip": 3, "fields": ["parents"]})).data
+        unknown = await session.call_error("git_log", {"fields": ["sha", "password"]})
+    (entry,) = default["commits"]
+    assert set(entry) == {"sha", "date", "author", "subject"} and entry["sha"] == head
+    assert entry["author"] == "Ada Lovelace" and entry["date"].startswith("20")
+    assert lean["commits"] == [{"sha": head, "subject": "odd \x1f subject"}]
+    assert full["commits"][0]["parents"] == [parent] and full["commits"][0]["email"] == "ada@example.com"
+    assert full["commits"][0]["subject"] == "odd \x1f subject"
+    assert root["commits"][0]["parents"] == [] and set(root["commits"][0]) == {"sha", "parents"}
+    assert "fields" in unknown
 
 
 async def test_diff_modes_and_revisions(repo, era):

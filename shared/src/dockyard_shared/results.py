@@ -27,15 +27,19 @@ from pydantic import BaseModel
 __all__ = ["model_result"]
 
 
-def model_result(model: BaseModel, *, plain_fields: Collection[str] = ()) -> ToolResult:
+def model_result(
+    model: BaseModel, *, plain_fields: Collection[str] = (), exclude_none: bool = False
+) -> ToolResult:
     """``model`` as a tool result: structured content plus its JSON text copy, as FastMCP would send it.
 
     ``plain_fields`` name fields whose values are already plain JSON values (str, int, float, bool,
     None, and lists/dicts of those): they go in as they are. Anything else there would reach the
-    client unconverted, so only name fields your own code filled.
+    client unconverted, so only name fields your own code filled. ``exclude_none`` leaves out fields
+    (at any depth, outside ``plain_fields``) whose value is None: for optional fields the caller did
+    not ask for, which would otherwise cost the reader a ``"key": null`` each.
     """
     fields = type(model).model_fields
-    dumped = model.model_dump(mode="json", exclude=set(plain_fields) or None)
+    dumped = model.model_dump(mode="json", exclude=set(plain_fields) or None, exclude_none=exclude_none)
     structured = {
         name: getattr(model, name) if name in plain_fields else dumped[name]
         for name in fields

@@ -55,10 +55,29 @@ class Commit(BaseModel):
     parents: list[str]
 
 
+CommitField = Literal["sha", "date", "author", "email", "subject", "parents"]
+COMMIT_FIELDS: tuple[CommitField, ...] = ("sha", "date", "author", "email", "subject", "parents")
+DEFAULT_LOG_FIELDS: tuple[CommitField, ...] = ("sha", "date", "author", "subject")
+
+
+class LogEntry(BaseModel):
+    """One commit of a log: sha always, the other fields when asked for."""
+
+    sha: str
+    date: str | None = None
+    author: str | None = None
+    email: str | None = None
+    subject: str | None = None
+    parents: list[str] | None = None
+
+
 class LogResult(BaseModel):
     repository: str
     commits: Annotated[
-        list[Commit], bulk_list("commits, newest first: {sha, author, email, date, subject, parents}")
+        list[LogEntry],
+        bulk_list(
+            "commits, newest first: {sha, and the fields asked for: date, author, email, subject, parents}"
+        ),
     ]
     truncated: bool = Field(
         description="true when more commits match; pass next_skip as skip for the next page"

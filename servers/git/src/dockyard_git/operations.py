@@ -15,6 +15,8 @@ from dockyard_shared import Conflict, InvalidArgument, NotFound, Problem, bound_
 
 from .gitcmd import GitRunner
 from .models import (
+    COMMIT_FIELDS,
+    DEFAULT_LOG_FIELDS,
     BlameLine,
     BlameResult,
     Branch,
@@ -25,6 +27,7 @@ from .models import (
     FileChange,
     GrepMatch,
     GrepResult,
+    LogEntry,
     LogResult,
     RepositoryInfo,
     ShowResult,
@@ -39,6 +42,16 @@ __all__ = ["GitOperations", "Limits"]
 
 _FIELD, _RECORD = "\x1f", "\x1e"
 _COMMIT_FORMAT = _FIELD.join(["%H", "%an", "%ae", "%aI", "%s", "%P"]) + _RECORD
+# git_log's placeholders by field. The subject goes last in a record, so a subject holding the field
+# separator stays whole (the record is split at most fields − 1 times).
+_LOG_PLACEHOLDERS = {
+    "sha": "%H",
+    "date": "%aI",
+    "author": "%an",
+    "email": "%ae",
+    "parents": "%P",
+    "subject": "%s",
+}
 _CONVENTIONAL_TYPES = (
     "feat",
     "fix",
@@ -71,6 +84,39 @@ class Limits:
 def _clip(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, with a visible mark when cut (one-line fields: subjects, names)."""
     return text if len(text) <= limit else text[:limit] + f"…[{len(text) - limit} more characters]"
+
+
+def _log_fields(fields: Sequence[str] | None) -> list[str]:
+    """The requested git_log fields in output order, sha first and subject last; unknown names refused."""
+    wanted = set(fields or DEFAULT_LOG_FIELDS)
+    unknown = sorted(wanted - set(COMMIT_FIELDS))
+    if unknown:
+        raise InvalidArgument(
+            f"Unknown commit field(s): {', '.join(unknown)}.",
+            next_step=f"Choose from {', '.join(COMMIT_FIELDS)}.",
+        )
+    ordered = ["sha", *(f for f in COMMIT_FIELDS if f in wanted and f not in ("sha", "subject"))]
+    return [*ordered, "subject"] if "subject" in wanted else ordered
+
+
+def _parse_log(text: str, fields: list[str], limits: Limits) -> list[LogEntry]:
+    clipped = {"author", "email", "subject"} & set(fields)
+    entries = []
+    for record in text.split(_RECORD):
+        record = record.strip("\n")
+        if not record:
+            continue
+        values = record.split(_FIELD, len(fields) - 1)
+        if len(values) != len(fields):
+            continue
+        entry: dict[str, object] = dict(zip(fields, values, strict=True))
+        for name in clipped:
+            entry[name] = _clip(entry[name], limits.max_subject_chars)  # type: ignore[arg-type]
+        if "parents" in entry:
+            entry["parents"] = entry["parents"].split()  # type: ignore[union-attr]
+        # Values straight from git's fixed format: validating a thousand of them again would be waste.
+        entries.append(LogEntry.model_construct(**entry))
+    return entries
 
 
 def _parse_commits(text: str, limits: Limits) -> list[Commit]:
@@ -262,7 +308,9 @@ class GitOperations:
         since: str | None,
         until: str | None,
         grep: str | None,
+        fields: Sequence[str] | None = None,
     ) -> LogResult:
+        chosen = _log_fields(fields)
         requested = max_count if max_count is not None else self.limits.default_log
         capped = requested < 0 or requested > self.limits.max_log
         count = self.limits.max_log if capped else requested
@@ -270,7 +318,7 @@ class GitOperations:
             raise InvalidArgument("skip must be 0 or more.")
         args = [
             "log",
-            f"--format={_COMMIT_FORMAT}",
+            f"--format={_FIELD.join(_LOG_PLACEHOLDERS[f] for f in chosen)}{_RECORD}",
             f"--max-count={count + 1}",
             f"--skip={skip}",
             "--no-color",
@@ -296,7 +344,7 @@ class GitOperations:
                 truncated=False,
                 note="The repository has no commits yet.",
             )
-        commits = _parse_commits(output.text, self.limits)
+        commits = _parse_log(output.text, chosen, self.limits)
         more = len(commits) > count or output.truncated
         commits = commits[:count]
         note = None

@@ -18,6 +18,7 @@ from dockyard_shared import (
     NotFound,
     did_you_mean,
 )
+from dockyard_shared.results import model_result
 from dockyard_shared.server import new_server
 
 from .gitcmd import GitRunner
@@ -25,6 +26,7 @@ from .github_api import GitHubReader, IssueDetail, IssueList, PullDetail, PullLi
 from .models import (
     BlameResult,
     BranchList,
+    CommitField,
     DiffResult,
     GrepResult,
     LogResult,
@@ -132,15 +134,23 @@ def create_server(settings: GitSettings) -> FastMCP:
         grep: Annotated[
             str | None, Field(description="Only commits whose message matches this pattern.")
         ] = None,
+        fields: Annotated[
+            list[CommitField] | None,
+            Field(
+                description="Commit fields to return (sha is always included). Default: sha, date, author, "
+                "subject. Add email or parents when needed; ['sha', 'subject'] is the cheapest.",
+            ),
+        ] = None,
     ) -> LogResult:
         """List commits, newest first, optionally filtered by range, path, author, date or message.
 
         Use when: finding when or by whom something changed, or reviewing recent history.
         Not for: a commit's changes — use git_show.
-        Returns: commits with sha, author, email, ISO date, subject and parents; next_skip when more match.
+        Returns: commits with sha, ISO date, author and subject (choose others with fields: email, parents);
+        next_skip when more match.
         Limits: 50 commits by default, 1000 per call at most; page with skip=next_skip.
         """
-        return await on_repo(
+        result = await on_repo(
             repo_path,
             lambda target: ops.log(
                 target,
@@ -152,8 +162,10 @@ def create_server(settings: GitSettings) -> FastMCP:
                 since=since,
                 until=until,
                 grep=grep,
+                fields=fields,
             ),
         )
+        return model_result(result, exclude_none=True)  # type: ignore[return-value]
 
     @server.tool(annotations=READ_ONLY)
     async def git_diff(
@@ -562,7 +574,7 @@ def create_server(settings: GitSettings) -> FastMCP:
                 grep=None,
             )
         )
-        return result.model_dump()
+        return result.model_dump(exclude_none=True)
 
     @server.resource("git://{repo}/file/{rev}/{path*}", mime_type="text/plain")
     async def file_resource(repo: str, rev: str, path: str) -> str:
