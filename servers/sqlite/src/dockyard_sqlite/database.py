@@ -87,6 +87,12 @@ MAX_LISTED_TABLES = 500
 MAX_ERROR_ECHO_CHARS = 1_000
 # Values a reply shows as they are (a text only when short enough; a float only when finite).
 _PLAIN_TYPES = frozenset({int, float, str, type(None)})
+# SQLite calls the progress handler (the time limit and cancellation check, a Python call) every this
+# many VM instructions: ~0.1 ms of work apart, so a limit is kept to well under a millisecond, and a
+# full scan of a million rows pays ~1,000 Python calls instead of ~10,000 (measured: 1000 steps cost
+# 2-3% of an aggregate over the bench's 1,000,000 rows, 10,000 steps under 1%).
+_PROGRESS_STEPS = 10_000
+
 _SCHEMA_TABLES = frozenset({"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"})
 
 
@@ -217,7 +223,7 @@ class Database:
         connection: GuardedConnection = pooled.driver_connection  # type: ignore[assignment]
         connection.auth_log.reset()
         if budget is not None:
-            connection.set_progress_handler(lambda: 1 if budget.expired() else 0, 1000)
+            connection.set_progress_handler(lambda: 1 if budget.expired() else 0, _PROGRESS_STEPS)
         try:
             yield connection
         except sqlite3.Error as error:
@@ -516,7 +522,7 @@ class Database:
         estimate itself), under a budget of its own; ``outer``, the caller's, is put back afterwards."""
         quoted = _quote_identifier(name)
         own = Budget(timeout_ms)
-        connection.set_progress_handler(lambda: 1 if own.expired() or outer.expired() else 0, 1000)
+        connection.set_progress_handler(lambda: 1 if own.expired() or outer.expired() else 0, _PROGRESS_STEPS)
         try:
             if kind == "table":
                 try:
@@ -533,7 +539,7 @@ class Database:
                 return None, False
             raise
         finally:
-            connection.set_progress_handler(lambda: 1 if outer.expired() else 0, 1000)
+            connection.set_progress_handler(lambda: 1 if outer.expired() else 0, _PROGRESS_STEPS)
 
     def describe_table(self, name: str) -> TableDescription:
         budget = Budget(self.limits.timeout_ms)
