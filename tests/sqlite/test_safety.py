@@ -9,7 +9,7 @@ import time
 import pytest
 
 from dockyard_shared import json_size
-from dockyard_sqlite.database import MAX_LISTED_TABLES, Database
+from dockyard_sqlite.database import MAX_LISTED_TABLES, Budget, Database
 from dockyard_sqlite.settings import Limits, parse_database_spec
 from tests.harness import open_session
 from tests.sqlite.conftest import file_digest, make_server
@@ -118,6 +118,63 @@ async def test_regexp_is_refused_at_once_and_cannot_tie_up_the_server(people, er
         assert outcome.is_error, outcome.text
         assert "REGEXP is not available" in outcome.text and "LIKE" in outcome.text and "GLOB" in outcome.text
     assert elapsed < 3, f"took {elapsed:.1f} s"
+
+
+def _planted_regexp_column(path):
+    """A table whose generated column runs a catastrophic REGEXP on its row (26 a's: ~6 s of
+    backtracking in Python's re), next to one using instr(): SQLite names instr() as the unsafe use, so
+    the server trusts the schema for the statement (Python cannot mark its bounded instr innocuous),
+    and SQLite never asks the authorizer about a generated column's expression."""
+    connection = sqlite3.connect(path)
+    connection.create_function("regexp", 2, lambda pattern, text: 0, deterministic=True)  # to write it
+    connection.executescript(
+        """
+        CREATE TABLE t (
+            a TEXT,
+            slow INTEGER GENERATED ALWAYS AS (a REGEXP '^(a+)+$'),
+            at INTEGER GENERATED ALWAYS AS (instr(a, 'b'))
+        );
+        INSERT INTO t(a) VALUES ('aaaaaaaaaaaaaaaaaaaaaaaaaa!');
+        """
+    )
+    connection.commit()
+    connection.close()
+    return path
+
+
+def test_a_schema_expression_cannot_reach_sqlalchemys_regexp_on_a_fresh_connection(tmp_path):
+    # The first statement on a new connection is the one that runs with the schema trusted; before
+    # the fix SQLAlchemy's regexp ran here and the pattern backtracked past every time limit.
+    database = Database(
+        parse_database_spec(str(_planted_regexp_column(tmp_path / "planted.db"))),
+        writable=False,
+        create=False,
+        limits=Limits(timeout_ms=300),
+    )
+    started = time.monotonic()
+    with pytest.raises(Exception) as refused:
+        database.query("SELECT slow FROM t", None, max_rows=None, cursor=None, budget=Budget(300))
+    assert time.monotonic() - started < 3
+    assert "REGEXP is not available" in str(refused.value) and "generated column" in str(refused.value)
+
+
+async def test_regexp_in_a_generated_column_is_refused_on_new_and_reused_connections(tmp_path, era):
+    path = _planted_regexp_column(tmp_path / "planted.db")
+    before = file_digest(path)
+    async with open_session(make_server(path, timeout_ms=300), era=era) as session:
+        started = time.monotonic()
+        # Six at once: the pool opens new connections for some, others reuse one.
+        outcomes = await asyncio.gather(
+            *(session.call("query", {"sql": "SELECT a, slow FROM t"}) for _ in range(6))
+        )
+        elapsed = time.monotonic() - started
+        plain = (await session.call_ok("query", {"sql": "SELECT a, at FROM t"})).data
+    for outcome in outcomes:
+        assert outcome.is_error and "REGEXP is not available" in outcome.text, outcome.text
+        assert "generated column" in outcome.text and "other columns by name" in outcome.text
+    assert elapsed < 3, f"took {elapsed:.1f} s"
+    assert plain["rows"] == [["aaaaaaaaaaaaaaaaaaaaaaaaaa!", 0]]
+    assert file_digest(path) == before
 
 
 # -- every value, row and reply is bounded --------------------------------------------------------

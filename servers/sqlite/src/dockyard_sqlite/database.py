@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import quote
 
 from pydantic_core import to_json
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, event, inspect
 from sqlalchemy.engine import Engine
 from sqlalchemy.pool import QueuePool
 
@@ -67,6 +67,7 @@ from .safety import (
     AuthorizerLog,
     authorizer,
     install_functions,
+    refuse_slow_functions,
 )
 from .settings import DatabaseSpec, Limits
 
@@ -171,7 +172,7 @@ def _connect(path: Path, *, writable: bool, create: bool, limits: Limits) -> Gua
 
 
 def _engine(path: Path, *, writable: bool, create: bool, limits: Limits) -> Engine:
-    return create_engine(
+    engine = create_engine(
         f"sqlite:///{path}",
         creator=lambda: _connect(path, writable=writable, create=create, limits=limits),
         poolclass=QueuePool,
@@ -179,6 +180,11 @@ def _engine(path: Path, *, writable: bool, create: bool, limits: Limits) -> Engi
         max_overflow=16,
         pool_timeout=limits.timeout_ms / 1000,
     )
+    # Listeners run in the order they were added: this one after the dialect's, which registers regexp.
+    event.listen(
+        engine, "connect", lambda connection, _: refuse_slow_functions(connection, connection.auth_log)
+    )
+    return engine
 
 
 @dataclass(frozen=True)
@@ -289,16 +295,25 @@ class Database:
                 next_step="Add a LIMIT or a narrower WHERE, make sure a recursive CTE terminates, "
                 "or check the plan with explain_query.",
             )
+        for function, instead in SLOW_FUNCTIONS.items():
+            # Refused by the authorizer in the statement, or met in a generated column or index of
+            # the schema ("unsafe use of regexp()", as trusted_schema is off).
+            log = connection.auth_log if connection is not None else None
+            refused_here = log is not None and log.refused == f"the function {function}()"
+            in_schema = f"unsafe use of {function}()" in lowered or (
+                log is not None and log.slow_function_called == function
+            )
+            if refused_here or in_schema:
+                return PermissionDenied(
+                    f"{function.upper()} is not available on this server: it runs as Python code, "
+                    "outside the per-statement time limit, and a pattern such as '^(a+)+$' can run "
+                    "for hours."
+                    + ("" if refused_here else " A generated column or index of this table uses it."),
+                    next_step=instead
+                    + ("" if refused_here else " Select the table's other columns by name."),
+                )
         if "not authorized" in lowered or "authorization denied" in lowered or "too many attached" in lowered:
             refused = connection.auth_log.refused if connection is not None else None
-            for function, instead in SLOW_FUNCTIONS.items():
-                if refused == f"the function {function}()":
-                    return PermissionDenied(
-                        f"{function.upper()} is not available on this server: it runs as Python code, "
-                        "outside the per-statement time limit, and a pattern such as '^(a+)+$' can run "
-                        "for hours.",
-                        next_step=instead,
-                    )
             what = refused or "ATTACH or VACUUM INTO (reaching another database file)"
             mode = "this read-only connection" if connection is None or not self.writable else "this server"
             return PermissionDenied(

@@ -8,10 +8,12 @@ file or reach another one (``VACUUM INTO`` needs an attachment).
 
 ``regexp`` is refused too: SQLAlchemy's pysqlite dialect registers it on every connection as a Python
 function, SQLite's progress handler never fires inside one, so a catastrophic regular expression
-(``'aaaa…!' REGEXP '^(a+)+$'``) would run past every time limit and could not be cancelled. (The
-authorizer is the place for it: on Python 3.11 ``create_function("regexp", 2, None)`` does not
-remove a function, and it would race SQLAlchemy's own pool "connect" hook anyway. The dialect's other
-function, ``floor``, is ``math.floor``: constant time, left alone.)
+(``'aaaa…!' REGEXP '^(a+)+$'``) would run past every time limit and could not be cancelled. The
+authorizer refuses it in statements; SQLite does not consult the authorizer for the expressions of
+generated columns and indexes, so :func:`refuse_slow_functions` also replaces the function itself
+with one that refuses, from a pool hook that runs after SQLAlchemy's (on Python 3.11
+``create_function("regexp", 2, None)`` does not remove a function). The dialect's other function,
+``floor``, is ``math.floor``: constant time, left alone.
 
 For the same reason (one function call outruns the progress handler) :func:`install_functions`
 replaces SQLite's printf/format, instr and replace on every connection with Python versions that
@@ -41,6 +43,7 @@ __all__ = [
     "authorizer",
     "install_functions",
     "printf_repeats",
+    "refuse_slow_functions",
 ]
 
 # Pragmas that only read. The ones in _PRAGMAS_WITH_ARGUMENT take a table/index name (or a check
@@ -153,6 +156,8 @@ class AuthorizerLog:
     own_trust: bool = False
     # Why a replaced function (install_functions) refused its arguments, for the error message.
     function_refused: str | None = None
+    # A slow function (SLOW_FUNCTIONS) a schema expression called (refuse_slow_functions).
+    slow_function_called: str | None = None
 
     def reset(self) -> None:
         self.actions.clear()
@@ -162,6 +167,7 @@ class AuthorizerLog:
         self.own_transaction = False
         self.own_trust = False
         self.function_refused = None
+        self.slow_function_called = None
 
     @contextmanager
     def transaction_control(self) -> Iterator[None]:
@@ -496,6 +502,28 @@ def _replace(cap: int) -> Callable[[object, object, object], object]:
 
 
 REPLACED_FUNCTIONS = ("printf", "format", "instr", "replace")
+
+
+def refuse_slow_functions(connection: sqlite3.Connection, log: AuthorizerLog) -> None:
+    """Replace each of :data:`SLOW_FUNCTIONS` on ``connection`` with one that refuses to run.
+
+    The authorizer refuses them in statements, but SQLite does not consult it for the expressions of
+    generated columns, CHECK constraints and indexes; those reach application functions while the
+    schema is trusted for one statement (see :class:`~.database.GuardedConnection`). Call this after
+    SQLAlchemy's own pool "connect" hook, which registers its Python ``regexp``.
+    """
+    for name in SLOW_FUNCTIONS:
+
+        def refused(*_: object, name: str = name) -> object:
+            log.slow_function_called = name
+            raise FunctionRefused(f"{name}() is not available on this server")
+
+        # SQLite prefers a function registered for the exact argument count over a variadic one, so
+        # SQLAlchemy's two-argument regexp is replaced by its own count, and any other count too.
+        # Deterministic (it always refuses), as SQLAlchemy's was: a schema using a non-deterministic
+        # function in a generated column or index no longer parses, and the whole database would fail.
+        connection.create_function(name, 2, refused, deterministic=True)
+        connection.create_function(name, -1, refused, deterministic=True)
 
 
 def install_functions(connection: sqlite3.Connection, log: AuthorizerLog, *, max_length: int) -> None:
