@@ -177,6 +177,29 @@ async def test_regexp_in_a_generated_column_is_refused_on_new_and_reused_connect
     assert file_digest(path) == before
 
 
+async def test_a_like_or_glob_pattern_is_bounded_in_length(people, era):
+    # One LIKE runs as a single step the time limit cannot stop, costing text length × pattern length
+    # (minutes for a 16 MiB text and a long pattern): patterns are capped, with a way around.
+    long_pattern = "%" + "ab" * 100 + "%"
+    async with open_session(make_server(people), era=era) as session:
+        like = await session.call_error(
+            "query", {"sql": "SELECT count(*) FROM people WHERE name LIKE ?", "params": [long_pattern]}
+        )
+        glob = await session.call_error(
+            "query", {"sql": f"SELECT count(*) FROM people WHERE name GLOB '*{'ab' * 100}*'"}
+        )
+        short = await session.call_ok(
+            "query",
+            {"sql": "SELECT count(*) FROM people WHERE name LIKE ?", "params": ["%" + "a" * 100 + "%"]},
+        )
+        literal = await session.call_ok(
+            "query", {"sql": "SELECT count(*) FROM people WHERE instr(name, ?) > 0", "params": ["ab" * 100]}
+        )
+    for refused in (like, glob):
+        assert "longer than 128 bytes" in refused and "instr(" in refused
+    assert short.data["rows"] == [[0]] and literal.data["rows"] == [[0]]
+
+
 # -- every value, row and reply is bounded --------------------------------------------------------
 
 
