@@ -33,7 +33,8 @@ def test_there_is_one_entry_per_server_and_each_uses_the_placeholder_path():
 @pytest.mark.parametrize("name", sorted(EXAMPLE))
 async def test_each_entry_launches_as_written_and_lists_its_tools(name, tmp_path):
     entry = EXAMPLE[name]
-    uvx = shutil.which("uvx") or str(Path(shutil.which("uv") or "uv").with_name("uvx"))
+    # uvx ships beside uv: beside the real binary when uv is reached through a link (.ci/run's).
+    uvx = shutil.which("uvx") or str(Path(shutil.which("uv") or "uv").resolve().with_name("uvx"))
     # The user's environment as a host started from their session has it (uvx needs its proxy and CA
     # settings to reach the registry), minus this test run's virtual environment.
     env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"}}
