@@ -19,6 +19,13 @@ tool's subprocess cannot read protocol bytes.
 FastMCP's ``run_stdio_async`` calls ``stdio_server()`` with no way to pass streams, so :func:`run_stdio`
 swaps :func:`checked_stdio_server` in for that one call. FastMCP's lifespan, log level and both
 protocol eras run exactly as before.
+
+Where the descriptors are pipes or sockets (how hosts start a server, on POSIX), both directions are
+served on the event loop with non-blocking reads and writes, not through a worker thread per read,
+write and flush as the SDK's own streams do: three thread hand-offs fewer per request and reply
+(measured, calls alternating between two otherwise identical servers: 16-20% less wall time and CPU
+for a small sqlite call). Only a reply larger than the pipe's buffer finishes in a worker thread.
+Anything else (a terminal, a file, stdout shared with stderr, Windows) keeps the thread-based path.
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import selectors
+import stat
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -38,7 +48,14 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 
-__all__ = ["MAX_MESSAGE_BYTES", "CheckedStdin", "checked_stdio_server", "envelope_error", "run_stdio"]
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "CheckedStdin",
+    "PipeWriter",
+    "checked_stdio_server",
+    "envelope_error",
+    "run_stdio",
+]
 
 log = logging.getLogger("dockyard.stdio")
 
@@ -101,9 +118,10 @@ class CheckedStdin:
     """The lines of ``fd`` for the SDK's stdio reader (``async for line in stdin``), minus the malformed
     ones, which are answered on the write stream given to :meth:`attach`."""
 
-    def __init__(self, fd: int, *, limit: int = MAX_MESSAGE_BYTES) -> None:
+    def __init__(self, fd: int, *, limit: int = MAX_MESSAGE_BYTES, on_event_loop: bool = False) -> None:
         self._fd = fd
         self._limit = limit
+        self._on_event_loop = on_event_loop  # fd is a non-blocking pipe or socket
         self._replies: Any = None
         self._attached = anyio.Event()
 
@@ -145,7 +163,7 @@ class CheckedStdin:
         unread into memory. A last line without a newline (EOF mid-message) is still yielded."""
         buffer = bytearray()
         skipping = False  # inside a line already refused as too large
-        while chunk := await anyio.to_thread.run_sync(os.read, self._fd, _CHUNK, abandon_on_cancel=True):
+        while chunk := await self._read():
             searched, start = len(buffer), 0  # the bytes already held have no newline
             buffer += chunk
             while (newline := buffer.find(b"\n", searched)) >= 0:
@@ -164,6 +182,83 @@ class CheckedStdin:
         if buffer and not skipping:
             yield bytes(buffer)
 
+    async def _read(self) -> bytes:
+        if not self._on_event_loop:
+            return await anyio.to_thread.run_sync(os.read, self._fd, _CHUNK, abandon_on_cancel=True)
+        while True:
+            try:
+                return os.read(self._fd, _CHUNK)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+
+
+class PipeWriter:
+    """The SDK stdio writer's stdout (``write`` then ``flush`` per message), written on the event loop
+    to a non-blocking pipe or socket: a slow reader makes the writer wait, never the loop."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    async def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        try:
+            data = data[os.write(self._fd, data) :]
+        except BlockingIOError:
+            pass
+        if data:
+            # The pipe is full (a reply larger than its buffer, or a slow reader): the rest is written
+            # by a worker thread that waits on the pipe itself, which costs less than the event loop
+            # watching and unwatching the descriptor for every pipe-buffer-sized piece.
+            await anyio.to_thread.run_sync(_write_all, self._fd, data)
+
+    async def flush(self) -> None:
+        """Nothing is buffered: each write went to the descriptor."""
+
+
+def _write_all(fd: int, data: memoryview) -> None:
+    """Write all of ``data`` to the non-blocking ``fd``, waiting for room as a blocking write would."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_WRITE)
+        while data:
+            try:
+                data = data[os.write(fd, data) :]
+            except BlockingIOError:
+                selector.select()
+
+
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can wait on ``fd``: a pipe or a socket, on POSIX."""
+    if sys.platform == "win32":  # pragma: no cover - the loop cannot watch pipes there
+        return False
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _same_file(fd: int, other: int) -> bool:
+    """Whether two descriptors reach the same pipe or file (``2>&1``): making the protocol's
+    non-blocking would then make log writes to stderr fail when the pipe is full."""
+    try:
+        first, second = os.fstat(fd), os.fstat(other)
+    except OSError:
+        return True
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
+@contextmanager
+def _non_blocking(fd: int) -> Iterator[None]:
+    """``fd`` non-blocking meanwhile. The flag belongs to the open pipe, which other processes may
+    share (a shell's copy), so it is put back on exit."""
+    was_blocking = os.get_blocking(fd)
+    os.set_blocking(fd, False)
+    try:
+        yield
+    finally:
+        if was_blocking:
+            os.set_blocking(fd, True)
+
 
 @contextmanager
 def _claimed_stdin() -> Iterator[int]:
@@ -180,10 +275,32 @@ def _claimed_stdin() -> Iterator[int]:
         os.dup2(private, 0)
 
 
+@contextmanager
+def _claimed_stdout() -> Iterator[int]:
+    """A private duplicate of fd 1 to write the protocol to, with fd 1 pointing at stderr meanwhile
+    (as the SDK does when it writes stdout itself: a stray print or a child's output misses the wire)."""
+    sys.stdout.flush()
+    private = os.dup(1)  # not inherited by child processes
+    os.dup2(2, 1)
+    try:
+        yield private
+    finally:
+        os.dup2(private, 1)
+        os.close(private)
+
+
 @asynccontextmanager
 async def checked_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
-    """``mcp.server.stdio.stdio_server()`` reading stdin through :class:`CheckedStdin`."""
+    """``mcp.server.stdio.stdio_server()`` reading stdin through :class:`CheckedStdin`, and both
+    directions on the event loop when they are pipes or sockets (see the module's docstring)."""
     with _claimed_stdin() as fd:
+        if _pollable(fd) and _pollable(1) and not _same_file(1, 2):
+            with _non_blocking(fd), _claimed_stdout() as out, _non_blocking(out):
+                stdin = CheckedStdin(fd, on_event_loop=True)
+                async with sdk_stdio.stdio_server(stdin=stdin, stdout=PipeWriter(out)) as streams:  # type: ignore[arg-type]
+                    stdin.attach(streams[1])
+                    yield streams
+            return
         stdin = CheckedStdin(fd)
         async with sdk_stdio.stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
             stdin.attach(write_stream)
