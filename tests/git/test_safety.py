@@ -456,18 +456,31 @@ def plant_reader(planted: Path, private: Path, secret: str, how: str) -> None:
     elif how == "objects link":
         shutil.rmtree(objects)
         os.symlink(private / ".git" / "objects", objects)
+    elif how == "pack link":
+        git(private, "gc", "-q")
+        for pack in (private / ".git" / "objects" / "pack").iterdir():
+            os.symlink(pack, objects / "pack" / pack.name)
+    elif how == "loose-object folder link":
+        fan_out = objects / secret[:2]
+        if fan_out.exists():
+            shutil.rmtree(fan_out)
+        os.symlink(private / ".git" / "objects" / secret[:2], fan_out)
     (planted / ".git" / "refs" / "heads" / "secret").write_text(f"{secret}\n")
     (planted / ".git" / "HEAD").write_text("ref: refs/heads/secret\n")
 
 
-@pytest.mark.parametrize("how", ["commondir", "alternates", "objects link"])
+@pytest.mark.parametrize(
+    "how", ["commondir", "alternates", "objects link", "pack link", "loose-object folder link"]
+)
 async def test_a_repository_reading_git_data_outside_the_roots_is_refused(tmp_path, how):
     private, secret = secret_repository(tmp_path / "private")
     root = tmp_path / "root"
     make_repo(root / "normal")
     planted = root / "planted"
     plant_reader(planted, private, secret, how)
-    assert "TOP SECRET" in git(planted, "log", "-1")  # plain git would show it
+    # Plain git would show it (one linked loose-object folder holds the commit, not always its parent).
+    shown = git(planted, "cat-file", "-p", secret) if how.startswith("loose") else git(planted, "log", "-1")
+    assert "TOP SECRET" in shown
     async with open_session(make_server(root, allow_write=True)) as session:
         listing = (await session.call_ok("git_repositories")).data["repositories"]
         refused = await session.call_error("git_log", {"repo_path": str(planted)})
@@ -477,13 +490,20 @@ async def test_a_repository_reading_git_data_outside_the_roots_is_refused(tmp_pa
     assert "TOP SECRET" not in everything and secret not in everything
 
 
-async def test_a_repository_that_turns_to_outside_data_after_it_was_listed_is_refused(tmp_path):
+@pytest.mark.parametrize("how", ["alternates", "pack link"])
+async def test_a_repository_that_turns_to_outside_data_after_it_was_listed_is_refused(tmp_path, how):
     private, secret = secret_repository(tmp_path / "private")
     root = tmp_path / "root"
     planted = make_repo(root / "planted")
     async with open_session(make_server(root)) as session:
         assert (await session.call_ok("git_log", {"max_count": 1})).data["commits"]
-        (planted / ".git" / "objects" / "info" / "alternates").write_text(f"{private / '.git' / 'objects'}\n")
+        objects = planted / ".git" / "objects"
+        if how == "alternates":
+            (objects / "info" / "alternates").write_text(f"{private / '.git' / 'objects'}\n")
+        else:
+            git(private, "gc", "-q")
+            for pack in (private / ".git" / "objects" / "pack").iterdir():
+                os.symlink(pack, objects / "pack" / pack.name)
         (planted / ".git" / "refs" / "heads" / "main").write_text(f"{secret}\n")
         refused = await session.call_error("git_log", {"max_count": 1})
     assert refused.startswith("Error (permission_denied)") and "TOP SECRET" not in refused

@@ -19,8 +19,9 @@ Every git process gets:
   file, so any change — a checkout rewriting an included tracked file, a file appearing — recomputes it,
   and a cache hit costs only ``stat`` calls;
 * confinement, once a :class:`~.repos.RepositorySet` has given the runner its roots: a repository whose
-  common directory, alternate object stores, or top-level git entries (objects, refs, HEAD, index…)
-  resolve outside the roots is refused — git would otherwise read another repository's commits;
+  common directory, alternate object stores, top-level git entries (objects, refs, HEAD, index…), pack
+  files or loose-object folders resolve outside the roots is refused — git would otherwise read another
+  repository's commits;
 * a per-repository lock: a command that may rewrite work-tree files (checkout, stash, reset…) runs alone,
   so no other git process starts with overrides computed from config files it is rewriting;
 * a time limit, after which it is killed, and an output budget: stdout is read only up to the budget,
@@ -163,6 +164,8 @@ _MAX_CONFIG_FILES = 64  # config files in one repository's include closure
 _MAX_INCLUDE_DEPTH = 10  # git's own limit: deeper includes make it fail
 _MAX_ALTERNATES = 64
 _MAX_ALTERNATE_DEPTH = 5  # git ignores alternates nested deeper
+# objects/ holds at most 256 loose-object folders plus info and pack; objects/pack a few files per pack.
+_MAX_OBJECT_FOLDER_ENTRIES = 100_000
 # A file changed less than this before its stat was taken may change again without its stat changing
 # (file system timestamps are coarse): such a signature is not cached.
 _RACY_NS = 100_000_000
@@ -217,23 +220,46 @@ class _Layout:
     refusal: str | None  # why the repository may not be used, or None
 
 
-def _stamp(path: str, follow: bool) -> tuple | None:
+# _stamp's mode for a folder whose list of entries matters (objects, objects/pack): its times change
+# when an entry is added, removed or renamed, not when a file inside is rewritten.
+_LISTING = "listing"
+
+
+def _stamp(path: str, follow: bool | str) -> tuple | None:
     """What changes when a file changes: type, identity, size and times; ``None`` when it is absent.
 
-    A directory's own content changes all the time (objects, refs), so only its identity counts. An entry
-    read with ``follow=False`` is only checked for being a symlink, so a plain file or folder stamps as its
-    type alone (HEAD and the index are rewritten all the time; that must not discard the cache).
+    A directory's own content changes all the time (objects, refs), so only its identity counts, unless
+    it is stamped as a :data:`_LISTING`. An entry read with ``follow=False`` is only checked for being a
+    symlink, so a plain file or folder stamps as its type alone (HEAD and the index are rewritten all the
+    time; that must not discard the cache).
     """
     try:
-        st = os.stat(path, follow_symlinks=follow)
+        st = os.stat(path, follow_symlinks=bool(follow))
     except (OSError, ValueError):
         return None
     kind = stat.S_IFMT(st.st_mode)
     if stat.S_ISDIR(st.st_mode):
+        if follow == _LISTING:
+            return (kind, st.st_dev, st.st_ino, 0, st.st_mtime_ns, st.st_ctime_ns)
         return (kind, st.st_dev, st.st_ino) if follow else (kind,)
     if not follow and not stat.S_ISLNK(st.st_mode):
         return (kind,)
     return (kind, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _links_leaving(folder: str, roots: Sequence[str]) -> list[str]:
+    """The entries of ``folder`` that are symlinks leading outside ``roots``, in words."""
+    problems = []
+    try:
+        with os.scandir(folder) as entries:
+            for count, entry in enumerate(entries):
+                if count >= _MAX_OBJECT_FOLDER_ENTRIES:
+                    return [f"{folder} holds more than {_MAX_OBJECT_FOLDER_ENTRIES} entries"]
+                if entry.is_symlink() and not all(_inside(r, roots) for r in _resolutions(entry.path)):
+                    problems.append(f"{entry.path} is a link to {os.path.realpath(entry.path)}, {_OUTSIDE}")
+    except OSError:
+        pass  # absent or unreadable: git finds no objects there either
+    return problems
 
 
 def _inside(path: str, roots: Sequence[str]) -> bool:
@@ -467,6 +493,11 @@ class GitRunner:
                 watched.append((entry, False))
                 if os.path.islink(entry) and not all(_inside(r, roots) for r in _resolutions(entry)):
                     problems.append(f"{entry} is a link to {os.path.realpath(entry)}, {_OUTSIDE}")
+        # Inside the object folders, a pack file or a loose-object folder (objects/ab) may be a link too.
+        for base in dict.fromkeys((git_dir, common_dir)):
+            for folder in (f"{base}/objects", f"{base}/objects/pack"):
+                watched.append((folder, _LISTING))
+                problems += _links_leaving(folder, roots)
         # Alternate object stores: git reads them from the objects folder of the common directory (that of
         # the git directory too, to be safe), then recursively from each store's own info/alternates.
         pending = [(f"{base}/objects", 0) for base in dict.fromkeys((git_dir, common_dir))]
