@@ -8,6 +8,8 @@ import time
 import anyio
 import pytest
 
+from dockyard_shared import Conflict
+from dockyard_sqlite.database import Budget
 from dockyard_sqlite.service import SqliteService
 from dockyard_sqlite.settings import Limits, Settings, parse_database_spec
 from tests.harness import LEGACY, open_session
@@ -257,6 +259,29 @@ async def test_a_delete_that_leaves_rows_runs_without_confirmation(people, casca
     async with open_session(make_server(cascading, allow_write=True)) as session:
         await session.call_ok("execute", {"sql": "DELETE FROM owners WHERE id = 2"})  # bob has no cars
     assert rows(cascading, "SELECT count(*) FROM cars") == [(3,)]
+
+
+def test_an_unconfirmed_delete_that_empties_a_table_after_the_check_is_rolled_back(people):
+    # The gap between the trial run and the real one: the trial saw a row left behind, then another
+    # writer deleted that row, and the same statement now empties the table nobody was asked about.
+    database = SqliteService(
+        Settings(databases=(parse_database_spec(str(people)),), allow_write=True)
+    ).databases["people"]
+    statement = "DELETE FROM pets WHERE id > 1"
+    assert database.destructive_effect(statement, None) is None
+    other_writer = sqlite3.connect(people)
+    other_writer.execute("DELETE FROM pets WHERE id = 1")
+    other_writer.commit()
+    other_writer.close()
+    before = file_digest(people)
+    with pytest.raises(Conflict) as refused:
+        database.execute(statement, None, budget=Budget(5_000), refuse_emptying=True)
+    assert "every row of pets" in refused.value.what and "Nothing was changed" in refused.value.what
+    assert refused.value.retryable and file_digest(people) == before
+    assert rows(people, "SELECT count(*) FROM pets") == [(299,)]
+    # Once confirmed, the same statement runs.
+    done = database.execute(statement, None, budget=Budget(5_000), refuse_emptying=False)
+    assert done.rows_affected == 299 and rows(people, "SELECT count(*) FROM pets") == [(0,)]
 
 
 async def test_a_runaway_trial_run_is_stopped_by_the_time_limit_and_changes_nothing(people):

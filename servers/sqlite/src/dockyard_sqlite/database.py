@@ -971,18 +971,39 @@ class Database:
         with log.transaction_control():
             connection.execute("BEGIN IMMEDIATE")  # the write lock now: no other writer slips in between
         try:
-            tables = [(s, t) for s, t in targets if self._is_table(connection, s, t)]
-            occupied = [(s, t) for s, t in tables if _has_rows(connection, s, t)]
+            occupied = self._occupied(connection, targets)
             if not occupied:
                 return []  # nothing to lose: skip running it
             cursor = connection.execute(sql, _bind(params))
             cursor.close()  # with RETURNING, every change is made by the first step already
-            return [t if s == "main" else f"{s}.{t}" for s, t in occupied if not _has_rows(connection, s, t)]
+            return _emptied(connection, occupied)
         finally:
             # An interrupted write has rolled the transaction back already.
             if connection.in_transaction:
                 with log.transaction_control():
                     connection.execute("ROLLBACK")
+
+    def _occupied(
+        self, connection: GuardedConnection, targets: list[tuple[str, str]]
+    ) -> list[tuple[str, str]]:
+        """The tables among ``targets`` (views and the like left out) that hold rows."""
+        return [
+            (s, t) for s, t in targets if self._is_table(connection, s, t) and _has_rows(connection, s, t)
+        ]
+
+    def _begin_guard(
+        self, connection: GuardedConnection, sql: str, params: Params
+    ) -> list[tuple[str, str]] | None:
+        """For a statement that deletes from tables: open a transaction holding the write lock and
+        return the tables that hold rows now (perhaps none); None, with no transaction, otherwise."""
+        connection.execute(f"EXPLAIN {sql}", _bind(params)).fetchall()
+        deleted = dict.fromkeys(connection.auth_log.deleted)
+        targets = [(schema, table) for schema, table in deleted if table.lower() not in _SCHEMA_TABLES]
+        if not targets:
+            return None
+        with connection.auth_log.transaction_control():
+            connection.execute("BEGIN IMMEDIATE")
+        return self._occupied(connection, targets)
 
     @staticmethod
     def _is_table(connection: GuardedConnection, schema: str, table: str) -> bool:
@@ -990,9 +1011,19 @@ class Database:
         row = connection.execute(f"SELECT type FROM {catalog} WHERE name = ?", (table,)).fetchone()
         return row is not None and row[0] == "table"
 
-    def execute(self, sql: str, params: Params, *, budget: Budget) -> ExecuteResult:
+    def execute(
+        self, sql: str, params: Params, *, budget: Budget, refuse_emptying: bool = False
+    ) -> ExecuteResult:
+        """Run one write statement and commit it.
+
+        ``refuse_emptying`` is for a statement nobody confirmed as destructive: :meth:`destructive_effect`
+        found it would empty no table, but another writer may have changed the data since. A statement
+        that deletes from a table then runs in a transaction holding the write lock, and is rolled back
+        if it left a table that had rows empty — the real run is checked exactly as the trial was.
+        """
         sql = _one_statement(sql)
         with self._connection(writer=True, budget=budget, sql=sql) as connection:
+            guarded = self._begin_guard(connection, sql, params) if refuse_emptying else None
             before = connection.total_changes
             cursor = connection.execute(sql, _bind(params))
             returned = None
@@ -1003,12 +1034,28 @@ class Database:
                 affected = connection.execute("SELECT changes()").fetchone()[0]
             else:
                 affected = cursor.rowcount if cursor.rowcount >= 0 else connection.total_changes - before
+            if guarded is not None:
+                emptied = _emptied(connection, guarded)
+                if emptied:  # raised inside the checkout: it rolls the transaction back
+                    raise Conflict(
+                        f"The data changed after this statement was checked: it would now delete every row "
+                        f"of {' and '.join(emptied)}, which nobody confirmed. Nothing was changed.",
+                        next_step="Call execute again: the user will be asked to confirm the deletion.",
+                        retryable=True,
+                    )
+                with connection.auth_log.transaction_control():
+                    connection.execute("COMMIT")
         return ExecuteResult(
             database=self.alias,
             rows_affected=affected,
             last_row_id=last_row_id or None,
             returned_rows=returned,
         )
+
+
+def _emptied(connection: sqlite3.Connection, occupied: list[tuple[str, str]]) -> list[str]:
+    """The tables among ``occupied`` (which had rows) that have none now, as a model would name them."""
+    return [t if s == "main" else f"{s}.{t}" for s, t in occupied if not _has_rows(connection, s, t)]
 
 
 def _quote_identifier(name: str) -> str:

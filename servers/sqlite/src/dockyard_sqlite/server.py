@@ -172,7 +172,12 @@ def create_server(settings: Settings) -> FastMCP:
                         f"This statement is destructive ({effect}) and this client cannot ask the user to confirm.",
                         next_step="Ask the user in the conversation; if they agree, call execute again with confirm=true.",
                     )
-            return await service.run(lambda budget: db.execute(sql, params, budget=budget))
+            # Unless someone accepted a destructive effect, the real run is checked as the trial was:
+            # another writer may have changed the data in between.
+            unconfirmed = effect is None
+            return await service.run(
+                lambda budget: db.execute(sql, params, budget=budget, refuse_emptying=unconfirmed)
+            )
 
     # -- resources ---------------------------------------------------------------------------
 
