@@ -1,11 +1,11 @@
 """What every Dockyard benchmark shares: a stdio MCP session to a server process, timing, memory.
 
 Both sides of a comparison are driven the same way — the official SDK's ClientSession over stdio — so the
-ratios compare servers, not clients. Both servers run at once and their calls alternate (ours, peer, ours,
-…), so a burst of other load on this 2-core machine hits both sides alike. Besides wall time per call, the
-report gives each server's CPU time per call (its own plus the git or other children it waited for, from
-/proc), which other load barely moves. Peak memory is the server process's VmHWM, read from /proc before
-the session closes.
+ratios compare servers, not clients. Both servers run at once and their calls alternate in ABBA order
+(ours, peer, peer, ours, …), so a burst of other load on this 2-core machine hits both sides alike and
+neither always runs right after the other. Besides wall time per call, the report gives each server's CPU
+time per call (its own plus the git or other children it waited for, from /proc), which other load barely
+moves. Peak memory is the server process's VmHWM, read from /proc before the session closes.
 """
 
 from __future__ import annotations
@@ -99,6 +99,11 @@ class Case:
     results: dict[str, dict] = field(default_factory=dict)
 
 
+def selected(cases: Sequence[Case], only: Sequence[str] | None) -> list[Case]:
+    """The cases whose name contains one of ``only`` (every case when it is empty)."""
+    return [case for case in cases if not only or any(part in case.name for part in only)]
+
+
 async def measure_side_by_side(cases: Sequence[Case], ours: Server, peer: Server, warmup: int = 2) -> None:
     """Each case on both servers, alternating single calls so both see the same machine load."""
     for case in cases:
@@ -107,8 +112,10 @@ async def measure_side_by_side(cases: Sequence[Case], ours: Server, peer: Server
             for _ in range(warmup if case.repeat > 1 else 0):
                 await server.call(tool, arguments, case.timeout)
             case.results[label] = {"times": [], "cpu": 0.0}
-        for _ in range(case.repeat):
-            for label, (server, (tool, arguments)) in sides.items():
+        for repetition in range(case.repeat):
+            # ABBA order: each side goes first half the time, so neither always follows the other.
+            order = list(sides.items()) if repetition % 2 == 0 else list(reversed(sides.items()))
+            for label, (server, (tool, arguments)) in order:
                 result = case.results[label]
                 if "error" in result:
                     continue

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import ROOT, WORK, Case, measure_side_by_side, peer_venv, report, serve
+from _common import ROOT, WORK, Case, measure_side_by_side, peer_venv, report, selected, serve
 from make_history import build
 
 
@@ -41,6 +41,7 @@ def find_commit(repo: Path, subject: str) -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repo", default=None)
+    parser.add_argument("--only", action="append", help="run only the cases whose name contains this")
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
     repo = Path(args.repo).resolve() if args.repo else build(WORK / "big-history", 50_000, 3_000)
@@ -87,6 +88,7 @@ async def main() -> None:
             300,
         ),
     ]
+    cases = selected(cases, args.only)
     memory: dict[str, float | None] = {}
     async with (
         serve("ours", [str(ROOT / ".venv" / "bin" / "dockyard-git"), "--root", path]) as ours,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import ROOT, WORK, Case, measure_side_by_side, peer_venv, report, serve
+from _common import ROOT, WORK, Case, measure_side_by_side, peer_venv, report, selected, serve
 
 AGGREGATE = "SELECT kind, count(*), sum(amount), avg(amount) FROM events GROUP BY kind"
 
@@ -67,6 +67,7 @@ def plain_sqlite_ms(path: Path, sql: str, repeat: int) -> tuple[float, float]:
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--only", action="append", help="run only the cases whose name contains this")
     parser.add_argument("--repeat", type=int, default=30)
     args = parser.parse_args()
     database = build_database(WORK / f"events-{args.rows}.db", args.rows)
@@ -106,6 +107,7 @@ async def main() -> None:
             timeout=300,
         ),
     ]
+    cases = selected(cases, args.only)
     memory: dict[str, float | None] = {}
     ours_command = [
         str(ROOT / ".venv" / "bin" / "dockyard-sqlite"),
@@ -119,8 +121,9 @@ async def main() -> None:
         await measure_side_by_side(cases, ours, other)
         memory["dockyard-sqlite"] = ours.peak_rss_mb()
         memory["mcp-server-sqlite"] = other.peak_rss_mb()
-    plain_wall, plain_cpu = plain_sqlite_ms(database, AGGREGATE, 5)
-    ours_aggregate = cases[4].results["ours"]
+    aggregate = next((case for case in cases if case.name == "aggregate over all rows"), None)
+    ours_aggregate = aggregate.results["ours"] if aggregate else {}
+    plain_wall, plain_cpu = plain_sqlite_ms(database, AGGREGATE, 5) if aggregate else (0.0, 0.0)
     extra = (
         f"Aggregate in plain Python sqlite3 (same query, no MCP): {plain_wall:.1f} ms wall, {plain_cpu:.1f} ms "
         f"CPU; ours over MCP: {ours_aggregate['median_ms']:.1f} ms wall, {ours_aggregate['cpu_ms']:.1f} ms "
