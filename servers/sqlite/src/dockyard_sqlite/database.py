@@ -49,6 +49,7 @@ from dockyard_shared import (
 )
 from dockyard_shared.errors import scrub_paths
 
+from .catalog_cache import VOLATILE_FUNCTIONS, CatalogCache
 from .models import (
     ColumnInfo,
     ExecuteResult,
@@ -215,6 +216,7 @@ class Database:
         self.limits = limits
         self._reader = _engine(spec.path, writable=False, create=False, limits=limits)
         self._writer = _engine(spec.path, writable=True, create=create, limits=limits) if writable else None
+        self.catalog = CatalogCache(spec.path)
         if create and writable and not spec.path.exists():
             with self._connection(writer=True):
                 pass  # mode=rwc creates the file on first connect
@@ -472,12 +474,27 @@ class Database:
         """The first :data:`MAX_LISTED_TABLES` tables and views (see :meth:`table_listing`)."""
         return self.table_listing().tables
 
+    # Answers kept in the catalog cache, looked up without touching SQLite: cheap enough for the event loop.
+
+    def kept_listing(self, limit: int = MAX_LISTED_TABLES) -> TableListing | None:
+        return self.catalog.get(("listing", limit))
+
+    def kept_description(self, name: str) -> TableDescription | None:
+        return self.catalog.get(("describe", name))
+
+    def kept_schema(self) -> str | None:
+        return self.catalog.get(("schema",))
+
     def table_listing(self, limit: int = MAX_LISTED_TABLES) -> TableListing:
         """Tables first, then views, by name: at most ``limit`` of them, counted within one time limit.
 
         Each count may take 200 ms and all of them together the statement time limit; a table left
-        uncounted has row_count None.
+        uncounted has row_count None. Kept in :attr:`catalog` while the file is unchanged, unless a count
+        was cut short or a view counted differently from call to call.
         """
+        return self.catalog.answer(("listing", limit), lambda: self._table_listing(limit))
+
+    def _table_listing(self, limit: int) -> tuple[TableListing, bool]:
         overall = Budget(self.limits.timeout_ms)
         with self._connection(budget=overall) as connection:
             total = connection.execute(
@@ -504,6 +521,8 @@ class Database:
                         name=name, type=kind, row_count=count, row_count_exact=exact, column_count=columns
                     )
                 )
+            keepable = not uncounted and all(s.row_count is not None for s in summaries)
+            keepable = keepable and not _volatile(connection)
         notes = []
         if total > len(summaries):
             notes.append(
@@ -516,12 +535,13 @@ class Database:
                 f"Counting rows stopped at the {self.limits.timeout_ms} ms time limit: row_count is null for "
                 f"{uncounted} tables; describe_table counts one."
             )
-        return TableListing(
+        listing = TableListing(
             tables=summaries,
             total=total,
             truncated=total > len(summaries),
             note=" ".join(notes) or None,
         )
+        return listing, keepable
 
     def table_names(self, prefix: str = "", limit: int = 100) -> list[str]:
         """Names of tables and views starting with ``prefix`` (any case), without counting rows."""
@@ -569,6 +589,12 @@ class Database:
             connection.set_progress_handler(lambda: 1 if outer.expired() else 0, _PROGRESS_STEPS)
 
     def describe_table(self, name: str) -> TableDescription:
+        """Columns, keys, indexes, DDL, row count and sample rows of one table or view; kept in
+        :attr:`catalog` while the file is unchanged (not when the count was cut short or a view's rows
+        change from call to call)."""
+        return self.catalog.answer(("describe", name), lambda: self._describe_table(name))
+
+    def _describe_table(self, name: str) -> tuple[TableDescription, bool]:
         budget = Budget(self.limits.timeout_ms)
         # Everything on one connection: the catalog in a handful of index lookups, then the count.
         with self._connection(budget=budget) as connection:
@@ -606,6 +632,7 @@ class Database:
             cursor = connection.execute(f"SELECT * FROM {quoted} LIMIT ?", (self.limits.sample_rows,))
             sample, _, _ = self._page(cursor, self.limits.sample_rows, max_chars=self.limits.max_chars // 4)
             count, exact = self._count_on(connection, table, kind, 200, budget)
+            keepable = count is not None and not _volatile(connection)
         create_sql = row[0] if row else None
         if create_sql is not None and row[1] > len(create_sql):
             create_sql += (
@@ -631,7 +658,7 @@ class Database:
             entry.columns.append(source)
             if target_column:
                 entry.referred_columns.append(target_column)
-        return TableDescription(
+        description = TableDescription(
             database=self.alias,
             name=table,
             type=kind,
@@ -643,9 +670,14 @@ class Database:
             row_count_exact=exact,
             sample_rows=sample,
         )
+        return description, keepable
 
     def schema_ddl(self) -> str:
-        """Every CREATE statement, tables first, up to the page budget (max_chars) and a note past it."""
+        """Every CREATE statement, tables first, up to the page budget (max_chars) and a note past it;
+        kept in :attr:`catalog` while the file is unchanged."""
+        return self.catalog.answer(("schema",), lambda: (self._schema_ddl(), True))
+
+    def _schema_ddl(self) -> str:
         budget = self.limits.max_chars
         parts: list[str] = []
         size = 0
@@ -1056,6 +1088,15 @@ class Database:
 def _emptied(connection: sqlite3.Connection, occupied: list[tuple[str, str]]) -> list[str]:
     """The tables among ``occupied`` (which had rows) that have none now, as a model would name them."""
     return [t if s == "main" else f"{s}.{t}" for s, t in occupied if not _has_rows(connection, s, t)]
+
+
+def _volatile(connection: GuardedConnection) -> bool:
+    """Whether a statement on this checkout called a function whose result can change while the file does
+    not (a view using random() or datetime('now')): such an answer is not kept in the catalog cache."""
+    return any(
+        action == sqlite3.SQLITE_FUNCTION and (name or "").lower() in VOLATILE_FUNCTIONS
+        for action, name in connection.auth_log.actions
+    )
 
 
 def _quote_identifier(name: str) -> str:

@@ -63,7 +63,7 @@ def create_server(settings: Settings) -> FastMCP:
         and the statement time limit in all.
         """
         db = service.database(database)
-        listing = await service.run(lambda _: db.table_listing())
+        listing = db.kept_listing() or await service.run(lambda _: db.table_listing())
         return TableList(
             database=db.alias,
             tables=listing.tables,
@@ -86,7 +86,7 @@ def create_server(settings: Settings) -> FastMCP:
         Limits: sample values longer than 10,000 characters are cut.
         """
         db = service.database(database)
-        return await service.run(lambda _: db.describe_table(table))
+        return db.kept_description(table) or await service.run(lambda _: db.describe_table(table))
 
     @server.tool(
         annotations=READ_ONLY,
@@ -185,13 +185,14 @@ def create_server(settings: Settings) -> FastMCP:
     async def schema(database: str) -> str:
         """The full DDL of a database: every CREATE TABLE, VIEW, INDEX and TRIGGER."""
         db = service.database(database)
-        return await service.run(lambda _: db.schema_ddl())
+        kept = db.kept_schema()
+        return kept if kept is not None else await service.run(lambda _: db.schema_ddl())
 
     @server.resource("sqlite://{database}/tables/{table}", mime_type="application/json")
     async def table_resource(database: str, table: str) -> dict:
         """One table's description and sample rows (as describe_table returns)."""
         db = service.database(database)
-        description = await service.run(lambda _: db.describe_table(table))
+        description = db.kept_description(table) or await service.run(lambda _: db.describe_table(table))
         return description.model_dump()
 
     @server.prompt
