@@ -84,3 +84,34 @@ def test_killing_the_tracked_processes_ends_a_running_call(tmp_path, git_dir):
         assert result["output"].returncode != 0
     finally:
         running_processes.reset(token)
+
+
+def overrides_seen(runner: GitRunner, git_dir: Path, command: str) -> dict[str, str]:
+    """The config overrides a git ``command`` gets from the runner (the fake git prints its environment)."""
+    output = runner.run(git_dir, git_dir.parent, [command])
+    environment = dict(line.split("=", 1) for line in output.text.splitlines() if "=" in line)
+    return {
+        environment[f"GIT_CONFIG_KEY_{index}"]: environment[f"GIT_CONFIG_VALUE_{index}"]
+        for index in range(int(environment["GIT_CONFIG_COUNT"]))
+    }
+
+
+def test_a_read_only_command_gets_only_the_overrides_its_repository_config_calls_for(tmp_path, git_dir):
+    # The real git lists the config files; every other command prints the environment it was given.
+    runner = GitRunner(git=fake_git(tmp_path, 'case "$*" in *config*) exec git "$@";; esac; exec env'))
+    lean = overrides_seen(runner, git_dir, "status")
+    assert lean == {"core.hooksPath": "/dev/null", "core.fsmonitor": "false"}
+    # A command that may rewrite config (and start git processes that re-read it) gets every override.
+    full = overrides_seen(runner, git_dir, "commit")
+    assert {"core.hooksPath", "core.pager", "diff.external", "gpg.program", "log.showSignature"} <= set(full)
+
+    # Keys the repository's config sets, in whatever case it spells them, are neutralised for reads too.
+    with (git_dir / "config").open("a") as config:
+        config.write(
+            '[LOG]\n\tShowSignature = true\n[Diff]\n\tEXTERNAL = /bin/evil\n[filter "x"]\n\tclean = evil\n'
+        )
+    lean = overrides_seen(runner, git_dir, "log")
+    assert lean["log.showSignature"] == "false"
+    assert lean["diff.external"] == ""
+    assert lean["filter.x.clean"] == ""
+    assert "core.pager" not in lean

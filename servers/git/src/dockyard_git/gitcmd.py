@@ -12,12 +12,19 @@ Every git process gets:
   editors, ssh/askpass/credential helpers, signing programs, automatic gc. The environment takes a key
   verbatim, where ``-c key=value`` splits at the first ``=`` and so cannot name a driver called ``a=b``;
 * for the per-driver keys (``filter.<driver>.clean`` and the like), overrides computed from *every* config
-  file git could read for the repository: ``config`` and ``config.worktree`` of the git directory and of
+  file git could read for the repository (see below which fixed keys a read-only command gets): ``config`` and ``config.worktree`` of the git directory and of
   its common directory, and every file they include — through ``include.path`` or any ``includeIf``,
   whatever its condition, so a condition that turns true after a checkout is already covered. The result
   is cached against a stat signature of each of those files (present or absent) and of the ``commondir``
   file, so any change — a checkout rewriting an included tracked file, a file appearing — recomputes it,
   and a cache hit costs only ``stat`` calls;
+* for a command that writes no file git reads config from (status, log, diff… — :data:`_SHARED_COMMANDS`),
+  only the fixed overrides whose key the repository's config files set, plus :data:`_ALWAYS_OVERRIDDEN`
+  (the keys whose *built-in default* runs repository code). With system and global config shut out, those
+  files are the only place a key can come from, so an unset key keeps git's harmless default; and each
+  override costs every config lookup git makes (33 of them made ``git status`` ~6% slower). A command that
+  may rewrite a config file or an included tracked file (checkout, stash, commit…) still gets every fixed
+  override, because the git processes it starts re-read the config it has just rewritten;
 * confinement, once a :class:`~.repos.RepositorySet` has given the runner its roots: a repository whose
   common directory, alternate object stores, top-level git entries (objects, refs, HEAD, index…), pack
   files or loose-object folders resolve outside the roots is refused — git would otherwise read another
@@ -66,7 +73,6 @@ _FIXED_OVERRIDES = {
     "core.hooksPath": "/dev/null",
     "core.fsmonitor": "false",
     "core.fsmonitorHookVersion": "0",
-    "core.untrackedCache": "false",
     "core.pager": "cat",
     "core.editor": "false",
     "core.askPass": "",
@@ -97,6 +103,11 @@ _FIXED_OVERRIDES = {
     "submodule.recurse": "false",
     "diff.submodule": "short",
 }
+
+# Overridden for read-only commands too, whether or not the config sets them: the default of hooksPath is
+# the repository's own hooks folder (git status runs post-index-change when it refreshes the index), and
+# fsmonitor is consulted by every command that reads the index.
+_ALWAYS_OVERRIDDEN = ("core.hooksPath", "core.fsmonitor")
 
 # Keys that name a program, matched on (section, last part) whatever the subsection — ``filter.<driver>.clean``,
 # ``credential.<url>.helper``, ``sendemail.<identity>.toCmd`` — each with the value that makes it harmless.
@@ -216,7 +227,8 @@ class _Layout:
     """What the runner knows about one git directory, valid while ``signature`` still matches."""
 
     signature: tuple[tuple[str, bool, tuple | None], ...]  # (path, follow symlinks, stamp)
-    environment: dict[str, str]  # GIT_COMMON_DIR and the GIT_CONFIG_* overrides
+    environment: dict[str, str]  # GIT_COMMON_DIR and every GIT_CONFIG_* override, for any command
+    read_environment: dict[str, str]  # the same with only the overrides a read-only command needs
     refusal: str | None  # why the repository may not be used, or None
 
 
@@ -245,6 +257,15 @@ def _stamp(path: str, follow: bool | str) -> tuple | None:
     if not follow and not stat.S_ISLNK(st.st_mode):
         return (kind,)
     return (kind, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _override_environment(common_dir: str, overrides: dict[str, str]) -> dict[str, str]:
+    """``GIT_COMMON_DIR`` and ``overrides`` as git's environment config (keys verbatim, see above)."""
+    environment = {"GIT_COMMON_DIR": common_dir, "GIT_CONFIG_COUNT": str(len(overrides))}
+    for index, (name, value) in enumerate(overrides.items()):
+        environment[f"GIT_CONFIG_KEY_{index}"] = name
+        environment[f"GIT_CONFIG_VALUE_{index}"] = value
+    return environment
 
 
 def _links_leaving(folder: str, roots: Sequence[str]) -> list[str]:
@@ -459,20 +480,28 @@ class GitRunner:
         names, problem = self._config_names(git_dir, common_dir, watched)
         if problem:
             refusals.append(problem)
-        overrides = dict(_FIXED_OVERRIDES)
+        per_driver = {}
         for name in sorted(names):
             section, _, rest = name.partition(".")
             leaf = rest.rpartition(".")[2]
             if section == "pager":
-                overrides[name] = "cat"
+                per_driver[name] = "cat"
             elif (section, leaf) in _COMMAND_KEYS:
-                overrides[name] = _COMMAND_KEYS[(section, leaf)]
-        environment = {"GIT_COMMON_DIR": common_dir, "GIT_CONFIG_COUNT": str(len(overrides))}
-        for index, (name, value) in enumerate(overrides.items()):
-            environment[f"GIT_CONFIG_KEY_{index}"] = name
-            environment[f"GIT_CONFIG_VALUE_{index}"] = value
+                per_driver[name] = _COMMAND_KEYS[(section, leaf)]
+        # git lists section and key names in lower case; a key differing only in case is the same key.
+        mentioned = {name.lower() for name in names}
+        read_overrides = {
+            name: value
+            for name, value in _FIXED_OVERRIDES.items()
+            if name in _ALWAYS_OVERRIDDEN or name.lower() in mentioned
+        }
         signature = tuple((path, follow, _stamp(path, follow)) for path, follow in dict.fromkeys(watched))
-        return _Layout(signature, environment, refusals[0] if refusals else None)
+        return _Layout(
+            signature,
+            _override_environment(common_dir, {**_FIXED_OVERRIDES, **per_driver}),
+            _override_environment(common_dir, {**read_overrides, **per_driver}),
+            refusals[0] if refusals else None,
+        )
 
     def _confinement_problems(
         self,
@@ -660,7 +689,8 @@ class GitRunner:
     ) -> GitOutput:
         """Run git; read at most ``max_bytes`` of stdout, then stop it."""
         lock = self._repository_lock(git_dir)
-        with lock.shared() if args and args[0] in _SHARED_COMMANDS else lock.exclusive():
+        read_only = bool(args) and args[0] in _SHARED_COMMANDS
+        with lock.shared() if read_only else lock.exclusive():
             layout = self._layout(git_dir)
             if layout.refusal:
                 raise PermissionDenied(
@@ -668,7 +698,8 @@ class GitRunner:
                     next_step="Use another repository (git_repositories lists them); this one can only be "
                     "used after the user fixes it.",
                 )
-            env = {**self._environment(git_dir, work_tree), **layout.environment}
+            overrides = layout.read_environment if read_only else layout.environment
+            env = {**self._environment(git_dir, work_tree), **overrides}
             return self._run_process(git_dir, work_tree, args, env, max_bytes, timeout_s, check, stdin)
 
     def _run_process(
