@@ -7,6 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 from fastmcp import FastMCP
 
 from .errors import ProblemMiddleware
+from .schema import LeanOutputSchemas
 
 __all__ = ["new_server"]
 
@@ -15,7 +16,8 @@ def new_server(name: str, *, instructions: str, distribution: str | None = None)
     """A FastMCP server with Dockyard's error handling.
 
     ``mask_error_details`` is on: an unexpected exception's text (which may hold paths or secrets)
-    never reaches the client; :class:`ProblemMiddleware` words expected failures for the model.
+    never reaches the client; :class:`ProblemMiddleware` words expected failures for the model;
+    :class:`LeanOutputSchemas` lists output schemas in the form clients validate fastest.
     """
     try:
         server_version = version(distribution or name)
@@ -23,4 +25,5 @@ def new_server(name: str, *, instructions: str, distribution: str | None = None)
         server_version = "0.0.0"
     server = FastMCP(name, instructions=instructions, version=server_version, mask_error_details=True)
     server.add_middleware(ProblemMiddleware())
+    server.add_middleware(LeanOutputSchemas())
     return server
