@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,6 +97,8 @@ class Case:
     peer: tuple[str, dict] | None
     repeat: int = 10
     timeout: float = 300
+    # Run before every timed call of either server, outside the timing (to change a file, say).
+    before: Callable[[], None] | None = None
     results: dict[str, dict] = field(default_factory=dict)
 
 
@@ -119,6 +122,8 @@ async def measure_side_by_side(cases: Sequence[Case], ours: Server, peer: Server
                 result = case.results[label]
                 if "error" in result:
                     continue
+                if case.before is not None:
+                    case.before()
                 cpu_before = server.cpu_seconds()
                 try:
                     elapsed, size, error = await server.call(tool, arguments, case.timeout)
@@ -130,16 +135,27 @@ async def measure_side_by_side(cases: Sequence[Case], ours: Server, peer: Server
                 result.update(bytes=size, is_error=error)
         for result in case.results.values():
             if "error" not in result:
-                times = result.pop("times")
+                times = result["times"]
                 result["median_ms"] = statistics.median(times) * 1000
                 result["cpu_ms"] = result.pop("cpu") / len(times) * 1000
+
+
+def ratio_interval(ours: Sequence[float], peer: Sequence[float], rounds: int = 2000) -> tuple[float, float]:
+    """A 95% bootstrap interval for median(peer) / median(ours): how far the wall-time ratio could move
+    by chance alone, given the spread of the calls measured."""
+    rng = random.Random(0)
+    ratios = sorted(
+        statistics.median(rng.choices(peer, k=len(peer))) / statistics.median(rng.choices(ours, k=len(ours)))
+        for _ in range(rounds)
+    )
+    return ratios[int(rounds * 0.025)], ratios[int(rounds * 0.975) - 1]
 
 
 def report(title: str, cases: Sequence[Case], memory: dict[str, float | None], extra: str = "") -> str:
     lines = [
         f"## {title}",
         "",
-        "| case | ours ms | peer ms | peer/ours | ours CPU ms | peer CPU ms | CPU peer/ours | ours bytes | peer bytes |",
+        "| case | ours ms | peer ms | peer/ours (95% CI) | ours CPU ms | peer CPU ms | CPU peer/ours | ours bytes | peer bytes |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for case in cases:
@@ -152,7 +168,11 @@ def report(title: str, cases: Sequence[Case], memory: dict[str, float | None], e
 
         def ratio(key: str, ours: dict = ours, peer: dict = peer) -> str:
             if key in ours and key in peer and ours[key] > 0:
-                return f"{peer[key] / ours[key]:.2f}×"
+                text = f"{peer[key] / ours[key]:.2f}×"
+                if key == "median_ms" and min(len(ours["times"]), len(peer["times"])) >= 10:
+                    low, high = ratio_interval(ours["times"], peer["times"])
+                    text += f" ({low:.2f}–{high:.2f})"
+                return text
             return "—"
 
         lines.append(
