@@ -74,6 +74,46 @@ def test_stdout_carries_nothing_but_protocol_messages(toy_launch):
     assert "DEBUG" in process.stderr  # the logs went somewhere: stderr
 
 
+def test_stderr_logs_an_expected_failure_in_one_line_and_an_unexpected_one_with_its_traceback(toy_launch):
+    def call(number: int, tool: str, arguments: dict) -> str:
+        request = {"name": tool, "arguments": arguments}
+        return json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": request})
+
+    messages = [
+        json.dumps(INITIALIZE),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call(2, "word", {"name": "zeta"}),
+        call(3, "crash", {}),
+    ]
+    process = subprocess.Popen(
+        toy_launch.command(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=toy_launch.environment(),
+        cwd=toy_launch.cwd,
+    )
+    replies: dict = {}
+    try:
+        process.stdin.write("\n".join(messages) + "\n")
+        process.stdin.flush()
+        while not {2, 3} <= set(replies):  # stdin stays open until both calls are answered
+            reply = json.loads(process.stdout.readline())
+            replies[reply.get("id")] = reply
+        process.stdin.close()
+        stderr = process.stderr.read()
+    finally:
+        process.kill()
+        process.wait(10)
+    assert replies[2]["result"]["isError"] and replies[3]["result"]["isError"], replies
+    # The refusal is the model's business: one line, no traceback. The crash is the operator's: its
+    # traceback (with the detail the client never sees) is in the log.
+    assert "Error calling tool 'word'" in stderr
+    assert stderr.count("Traceback") == 1, stderr
+    assert "RuntimeError: secret detail" in stderr.split("Traceback", 1)[1]
+
+
 def test_health_answers_without_a_session(toy_http):
     response = httpx.get(toy_http.url("/health"))
     assert response.status_code == 200 and response.json() == {"status": "ok", "servers": ["toy"]}

@@ -157,7 +157,12 @@ def _passes_through(error: BaseException) -> bool:
 def _rewrite(error: Exception, kind: str, name: str, error_type: type[FastMCPError]) -> FastMCPError:
     problem = as_problem(error)
     if isinstance(problem, InternalError) and find_problem(error) is None:
-        log.error("unexpected failure in %s %r", kind, name, exc_info=error)
+        # The operator's copy of what the client never sees: the exception the code raised, not the
+        # error FastMCP wrapped it in.
+        raised: BaseException = error
+        while raised.__cause__ is not None:
+            raised = raised.__cause__
+        log.error("unexpected failure in %s %r", kind, name, exc_info=raised)
     return error_type(problem.for_model())
 
 

@@ -128,15 +128,31 @@ def add_runner_arguments(parser: argparse.ArgumentParser, *, default_transport: 
     )
 
 
-class _StripProblemTracebacks(logging.Filter):
-    """FastMCP logs every failed tool call with a traceback; a Problem is an expected outcome."""
+# The records FastMCP writes, with a traceback, for every failed tool call, resource read and prompt.
+_FASTMCP_FAILURES = ("Error calling tool", "Error reading resource", "Error rendering prompt")
+
+
+class _QuietExpectedFailures(logging.Filter):
+    """One line for an expected failure, one traceback for an unexpected one.
+
+    A :class:`~dockyard_shared.problems.Problem` (an unknown table, a refused path) is an outcome the model
+    reads, not a fault: it is logged at INFO with its reason and no traceback. For anything else FastMCP's
+    own record keeps its ERROR level but loses its traceback, because ProblemMiddleware logs the exception
+    the tool raised, once, rather than FastMCP's wrapper around it.
+    """
 
     def filter(self, record: logging.LogRecord) -> bool:
         from .errors import find_problem
 
-        if record.exc_info and record.exc_info[1] is not None and find_problem(record.exc_info[1]):
-            record.exc_info = None
+        if not record.exc_info or record.exc_info[1] is None:
+            return True
+        problem = find_problem(record.exc_info[1])
+        if problem is not None:
+            record.msg, record.args = f"{record.getMessage()}: {problem.what}", ()
+            record.exc_info = record.exc_text = None
             record.levelno, record.levelname = logging.INFO, "INFO"
+        elif record.name.startswith("fastmcp") and record.getMessage().startswith(_FASTMCP_FAILURES):
+            record.exc_info = record.exc_text = None
         return True
 
 
@@ -144,7 +160,7 @@ def configure_logging(level: str) -> None:
     """Everything to stderr, one format, at ``level``."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler.addFilter(_StripProblemTracebacks())
+    handler.addFilter(_QuietExpectedFailures())
     for name in ("", "fastmcp", "mcp", "uvicorn", "uvicorn.error", "docket"):
         logger = logging.getLogger(name)
         logger.handlers = [handler]
@@ -219,7 +235,7 @@ async def serve(
     tune_garbage_collector()
     if args.transport == "stdio":
         (server,) = servers.values()
-        await run_stdio(server, log_level=args.log_level)
+        await run_stdio(server)
         return
 
     import uvicorn

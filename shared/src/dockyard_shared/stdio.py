@@ -307,8 +307,12 @@ async def checked_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
             yield read_stream, write_stream
 
 
-async def run_stdio(server: FastMCP, *, log_level: str | None = None) -> None:
-    """``server.run_stdio_async()`` over :func:`checked_stdio_server`."""
+async def run_stdio(server: FastMCP) -> None:
+    """``server.run_stdio_async()`` over :func:`checked_stdio_server`.
+
+    No log level is passed on: FastMCP would then replace the runner's stderr handler (and the filter that
+    keeps tracebacks out of expected failures) with its own rich one.
+    """
     from fastmcp.server.mixins import transport
 
     if transport.stdio_server is not sdk_stdio.stdio_server:
@@ -318,6 +322,6 @@ async def run_stdio(server: FastMCP, *, log_level: str | None = None) -> None:
         )
     transport.stdio_server = checked_stdio_server
     try:
-        await server.run_stdio_async(show_banner=False, log_level=log_level)
+        await server.run_stdio_async(show_banner=False)
     finally:
         transport.stdio_server = sdk_stdio.stdio_server
