@@ -74,6 +74,12 @@ async def main() -> None:
             r,
         ),
         Case(
+            "git_show unknown revision (error)",
+            ("git_show", {"revision": "no-such-branch"}),
+            ("git_show", {"repo_path": path, "revision": "no-such-branch"}),
+            r,
+        ),
+        Case(
             "git_log unbounded (-1)",
             ("git_log", {"max_count": -1}),
             ("git_log", {"repo_path": path, "max_count": -1}),

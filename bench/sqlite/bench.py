@@ -86,6 +86,12 @@ async def main() -> None:
             ("describe_table", {"table_name": "events"}),
             r,
         ),
+        Case(
+            "describe_table, misspelt name (error)",
+            ("describe_table", {"table": "evnts"}),
+            ("describe_table", {"table_name": "evnts"}),
+            r,
+        ),
         # The file's time is moved before every call: ours can never answer from its catalog cache.
         Case("list_tables, file just changed", ("list_tables", {}), ("list_tables", {}), r, before=touch),
         Case(
