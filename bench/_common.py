@@ -3,13 +3,15 @@
 Both sides of a comparison are driven the same way — the official SDK's ClientSession over stdio — so the
 ratios compare servers, not clients. Both servers run at once and their calls alternate in ABBA order
 (ours, peer, peer, ours, …), so a burst of other load on this 2-core machine hits both sides alike and
-neither always runs right after the other. Besides wall time per call, the report gives each server's CPU
+neither always runs right after the other; the client collects its garbage before each timed call, so
+the objects one server's large reply left behind are not scanned during the other server's call. Besides wall time per call, the report gives each server's CPU
 time per call (its own plus the git or other children it waited for, from /proc), which other load barely
 moves. Peak memory is the server process's VmHWM, read from /proc before the session closes.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -66,6 +68,10 @@ class Server:
 
     async def call(self, tool: str, arguments: dict, timeout: float = 300) -> tuple[float, int, bool]:
         """(seconds, response bytes, is_error)."""
+        # The client's garbage from earlier calls (a 10,000-row reply is ~80,000 objects, and measuring its
+        # size makes as many again) is collected now, outside the timing, so a collection it would
+        # trigger cannot land in the next call, which may be the other server's.
+        gc.collect()
         started = time.perf_counter()
         result = await self.session.call_tool(tool, arguments, read_timeout_seconds=timeout)
         elapsed = time.perf_counter() - started
