@@ -15,12 +15,13 @@ import gc
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,8 +104,8 @@ class Case:
     peer: tuple[str, dict] | None
     repeat: int = 10
     timeout: float = 300
-    # Run before every timed call of either server, outside the timing (to change a file, say).
-    before: Callable[[], None] | None = None
+    # A file whose time is moved before every timed call of either server, outside the timing.
+    touch: Path | None = None
     results: dict[str, dict] = field(default_factory=dict)
 
 
@@ -128,8 +129,8 @@ async def measure_side_by_side(cases: Sequence[Case], ours: Server, peer: Server
                 result = case.results[label]
                 if "error" in result:
                     continue
-                if case.before is not None:
-                    case.before()
+                if case.touch is not None:
+                    os.utime(case.touch)
                 cpu_before = server.cpu_seconds()
                 try:
                     elapsed, size, error = await server.call(tool, arguments, case.timeout)
@@ -144,6 +145,75 @@ async def measure_side_by_side(cases: Sequence[Case], ours: Server, peer: Server
                 times = result["times"]
                 result["median_ms"] = statistics.median(times) * 1000
                 result["cpu_ms"] = result.pop("cpu") / len(times) * 1000
+
+
+TS_SDK = (
+    ROOT / "tests" / "interop" / "node" / "node_modules" / "@modelcontextprotocol" / "sdk" / "dist" / "esm"
+)
+CLIENTS = ("python", "typescript")
+
+
+def client_label(client: str) -> str:
+    return {
+        "python": "the Python SDK's ClientSession",
+        "typescript": "the TypeScript SDK's Client (the one in Claude Desktop, VS Code, Cursor)",
+    }[client]
+
+
+def measure_with_typescript_client(
+    cases: Sequence[Case], ours: Sequence[str], peer: Sequence[str], warmup: int = 2
+) -> dict[str, float | None]:
+    """The cases of :func:`measure_side_by_side`, driven by ``bench/ts_client.mjs`` (the TypeScript SDK,
+    installed for the interop tests by ``tests/interop/prepare.sh``); returns each server's peak memory."""
+    if not (TS_SDK / "client" / "index.js").exists():
+        raise SystemExit("The TypeScript SDK is not installed: run `bash tests/interop/prepare.sh` first.")
+    node = shutil.which("node", path=f"{ROOT / '.ci' / '.tools' / 'path'}:{os.environ.get('PATH', '')}")
+    if node is None:
+        raise SystemExit("No node on PATH: run `bash tests/interop/prepare.sh` (it installs Node.js 22).")
+    spec = {
+        "sdk": str(TS_SDK),
+        "servers": {"ours": list(ours), "peer": list(peer)},
+        "warmup": warmup,
+        "cases": [
+            {
+                "name": case.name,
+                "ours": list(case.ours),
+                "peer": list(case.peer or case.ours),
+                "repeat": case.repeat,
+                "timeout": case.timeout,
+                "touch": str(case.touch) if case.touch else None,
+            }
+            for case in cases
+        ],
+    }
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as spec_file:
+        json.dump(spec, spec_file)
+        spec_file.flush()
+        completed = subprocess.run(
+            [node, "--expose-gc", str(ROOT / "bench" / "ts_client.mjs"), spec_file.name],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    output = json.loads(completed.stdout)
+    for case in cases:
+        case.results = output["cases"][case.name]
+        for result in case.results.values():
+            if "error" not in result:
+                result["median_ms"] = statistics.median(result["times"]) * 1000
+                result["cpu_ms"] = result.pop("cpu") / len(result["times"]) * 1000
+    return output["memory"]
+
+
+async def run_side_by_side(
+    cases: Sequence[Case], ours: Sequence[str], peer: Sequence[str], client: str
+) -> dict[str, float | None]:
+    """Run ``cases`` against both servers with ``client``; returns each server's peak memory in MB."""
+    if client == "typescript":
+        return measure_with_typescript_client(cases, ours, peer)
+    async with serve("ours", ours) as our_server, serve("peer", peer) as peer_server:
+        await measure_side_by_side(cases, our_server, peer_server)
+        return {"ours": our_server.peak_rss_mb(), "peer": peer_server.peak_rss_mb()}
 
 
 def ratio_interval(ours: Sequence[float], peer: Sequence[float], rounds: int = 2000) -> tuple[float, float]:

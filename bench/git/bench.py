@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import ROOT, WORK, Case, measure_side_by_side, peer_venv, report, selected, serve
+from _common import CLIENTS, ROOT, WORK, Case, client_label, peer_venv, report, run_side_by_side, selected
 from make_history import build
 
 
@@ -43,6 +43,7 @@ async def main() -> None:
     parser.add_argument("--repo", default=None)
     parser.add_argument("--only", action="append", help="run only the cases whose name contains this")
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--client", choices=CLIENTS, default="python", help="the MCP client that drives both")
     args = parser.parse_args()
     repo = Path(args.repo).resolve() if args.repo else build(WORK / "big-history", 50_000, 3_000)
     peer = peer_venv("git-peer", ["mcp-server-git==2026.10.19"])
@@ -95,18 +96,18 @@ async def main() -> None:
         ),
     ]
     cases = selected(cases, args.only)
-    memory: dict[str, float | None] = {}
-    async with (
-        serve("ours", [str(ROOT / ".venv" / "bin" / "dockyard-git"), "--root", path]) as ours,
-        serve("peer", [str(peer / "bin" / "mcp-server-git"), "--repository", path]) as other,
-    ):
-        await measure_side_by_side(cases, ours, other)
-        memory["dockyard-git"] = ours.peak_rss_mb()
-        memory["mcp-server-git"] = other.peak_rss_mb()
+    peaks = await run_side_by_side(
+        cases,
+        [str(ROOT / ".venv" / "bin" / "dockyard-git"), "--root", path],
+        [str(peer / "bin" / "mcp-server-git"), "--repository", path],
+        args.client,
+    )
+    memory = {"dockyard-git": peaks["ours"], "mcp-server-git": peaks["peer"]}
     commits = subprocess.run(
         ["git", "rev-list", "--count", "HEAD"], cwd=repo, capture_output=True, text=True
     ).stdout.strip()
-    print(report(f"dockyard-git vs mcp-server-git, {commits} commits ({repo.name})", cases, memory))
+    title = f"dockyard-git vs mcp-server-git, {commits} commits ({repo.name}), driven by {client_label(args.client)}"
+    print(report(title, cases, memory))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sqlite3
 import statistics
 import sys
@@ -20,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import ROOT, WORK, Case, measure_side_by_side, peer_venv, report, selected, serve
+from _common import CLIENTS, ROOT, WORK, Case, client_label, peer_venv, report, run_side_by_side, selected
 
 AGGREGATE = "SELECT kind, count(*), sum(amount), avg(amount) FROM events GROUP BY kind"
 
@@ -70,14 +69,11 @@ async def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--only", action="append", help="run only the cases whose name contains this")
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--client", choices=CLIENTS, default="python", help="the MCP client that drives both")
     args = parser.parse_args()
     database = build_database(WORK / f"events-{args.rows}.db", args.rows)
     peer = peer_venv("sqlite-peer", ["mcp-server-sqlite==2025.4.25", "mcp<2"])
     r = args.repeat
-
-    def touch() -> None:
-        os.utime(database)
-
     cases = [
         Case("list_tables", ("list_tables", {}), ("list_tables", {}), r),
         Case(
@@ -93,13 +89,13 @@ async def main() -> None:
             r,
         ),
         # The file's time is moved before every call: ours can never answer from its catalog cache.
-        Case("list_tables, file just changed", ("list_tables", {}), ("list_tables", {}), r, before=touch),
+        Case("list_tables, file just changed", ("list_tables", {}), ("list_tables", {}), r, touch=database),
         Case(
             "describe_table, file just changed",
             ("describe_table", {"table": "events"}),
             ("describe_table", {"table_name": "events"}),
             r,
-            before=touch,
+            touch=database,
         ),
         Case(
             "query 10 rows",
@@ -128,7 +124,6 @@ async def main() -> None:
         ),
     ]
     cases = selected(cases, args.only)
-    memory: dict[str, float | None] = {}
     ours_command = [
         str(ROOT / ".venv" / "bin" / "dockyard-sqlite"),
         "--db",
@@ -137,10 +132,8 @@ async def main() -> None:
         "60000",
     ]
     peer_command = [str(peer / "bin" / "mcp-server-sqlite"), "--db-path", str(database)]
-    async with serve("ours", ours_command) as ours, serve("peer", peer_command) as other:
-        await measure_side_by_side(cases, ours, other)
-        memory["dockyard-sqlite"] = ours.peak_rss_mb()
-        memory["mcp-server-sqlite"] = other.peak_rss_mb()
+    peaks = await run_side_by_side(cases, ours_command, peer_command, args.client)
+    memory = {"dockyard-sqlite": peaks["ours"], "mcp-server-sqlite": peaks["peer"]}
     aggregate = next((case for case in cases if case.name == "aggregate over all rows"), None)
     ours_aggregate = aggregate.results["ours"] if aggregate else {}
     plain_wall, plain_cpu = plain_sqlite_ms(database, AGGREGATE, 5) if aggregate else (0.0, 0.0)
@@ -151,7 +144,8 @@ async def main() -> None:
         if "cpu_ms" in ours_aggregate
         else ""
     )
-    print(report(f"dockyard-sqlite vs mcp-server-sqlite, {args.rows:,} rows", cases, memory, extra))
+    title = f"dockyard-sqlite vs mcp-server-sqlite, {args.rows:,} rows, driven by {client_label(args.client)}"
+    print(report(title, cases, memory, extra))
 
 
 if __name__ == "__main__":
