@@ -193,8 +193,9 @@ def measure_with_typescript_client(
             [node, "--expose-gc", str(ROOT / "bench" / "ts_client.mjs"), spec_file.name],
             capture_output=True,
             text=True,
-            check=True,
         )
+    if completed.returncode != 0:
+        raise SystemExit(f"bench/ts_client.mjs failed:\n{completed.stderr[-3000:]}")
     output = json.loads(completed.stdout)
     for case in cases:
         case.results = output["cases"][case.name]

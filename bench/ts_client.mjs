@@ -25,22 +25,40 @@ function cpuSeconds(pid) {
 }
 
 function peakMegabytes(pid) {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmHWM:"));
-  return line ? Number(line.split(/\s+/)[1]) / 1024 : null;
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmHWM:"));
+    return line ? Number(line.split(/\s+/)[1]) / 1024 : null;
+  } catch {
+    return null; // the server has exited (a peer that crashed on a huge reply, say)
+  }
 }
 
 async function connect(command) {
   const [executable, ...args] = command;
   const transport = new StdioClientTransport({ command: executable, args, env: process.env, stderr: "ignore" });
+  const side = { closed: false };
+  transport.onclose = () => {
+    side.closed = true;
+  };
   const client = new Client({ name: "dockyard-bench", version: "1.0.0" });
   await client.connect(transport);
   await client.listTools(); // the SDK keeps each tool's output schema to validate results against
-  return { client, transport };
+  return Object.assign(side, { client, transport, pid: transport.pid });
 }
 
 const sides = {};
+const peaks = {};
 for (const [label, command] of Object.entries(spec.servers)) {
   sides[label] = await connect(command);
+}
+
+// A reply over the SDK's 10 MiB message limit makes it close the connection (and the server exits): the
+// failing case reports the error, and the next case starts a fresh server.
+async function reconnectIfClosed(label) {
+  if (sides[label].closed) {
+    peaks[label] = Math.max(peaks[label] ?? 0, peakMegabytes(sides[label].pid) ?? 0);
+    sides[label] = await connect(spec.servers[label]);
+  }
 }
 
 async function call(label, [tool, args], timeout) {
@@ -57,9 +75,14 @@ const output = { cases: {}, memory: {} };
 for (const testCase of spec.cases) {
   const results = {};
   for (const label of Object.keys(sides)) {
+    await reconnectIfClosed(label);
     results[label] = { times: [], cpu: 0 };
-    for (let i = 0; i < (testCase.repeat > 1 ? spec.warmup : 0); i++) {
-      await call(label, testCase[label], testCase.timeout);
+    try {
+      for (let i = 0; i < (testCase.repeat > 1 ? spec.warmup : 0); i++) {
+        await call(label, testCase[label], testCase.timeout);
+      }
+    } catch (error) {
+      results[label] = { error: `${error.name}: ${String(error.message).slice(0, 80)}` };
     }
   }
   for (let repetition = 0; repetition < testCase.repeat; repetition++) {
@@ -71,9 +94,9 @@ for (const testCase of spec.cases) {
         const now = new Date();
         utimesSync(testCase.touch, now, now);
       }
-      const pid = sides[label].transport.pid;
-      const cpuBefore = cpuSeconds(pid);
+      const pid = sides[label].pid;
       try {
+        const cpuBefore = cpuSeconds(pid);
         const { elapsed, bytes, isError } = await call(label, testCase[label], testCase.timeout);
         result.cpu += cpuSeconds(pid) - cpuBefore;
         result.times.push(elapsed);
@@ -86,8 +109,8 @@ for (const testCase of spec.cases) {
   output.cases[testCase.name] = results;
 }
 for (const [label, side] of Object.entries(sides)) {
-  output.memory[label] = peakMegabytes(side.transport.pid);
-  await side.client.close();
+  output.memory[label] = Math.max(peaks[label] ?? 0, peakMegabytes(side.pid) ?? 0) || null;
+  if (!side.closed) await side.client.close();
 }
 console.log(JSON.stringify(output));
 process.exit(0);

@@ -12,7 +12,7 @@ Every git process gets:
   editors, ssh/askpass/credential helpers, signing programs, automatic gc. The environment takes a key
   verbatim, where ``-c key=value`` splits at the first ``=`` and so cannot name a driver called ``a=b``;
 * for the per-driver keys (``filter.<driver>.clean`` and the like), overrides computed from *every* config
-  file git could read for the repository (see below which fixed keys a read-only command gets): ``config`` and ``config.worktree`` of the git directory and of
+  file git could read for the repository: ``config`` and ``config.worktree`` of the git directory and of
   its common directory, and every file they include — through ``include.path`` or any ``includeIf``,
   whatever its condition, so a condition that turns true after a checkout is already covered. The result
   is cached against a stat signature of each of those files (present or absent) and of the ``commondir``
