@@ -239,8 +239,8 @@ def report(title: str, cases: Sequence[Case], memory: dict[str, float | None], e
         ours, peer = case.results.get("ours", {}), case.results.get("peer", {})
 
         def cell(r: dict, key: str, fmt: str) -> str:
-            if "error" in r:
-                return r["error"]
+            if "error" in r:  # "McpError: MCP error -32000: Connection closed" -> "failed: Connection closed"
+                return "failed: " + r["error"].rsplit(": ", 1)[-1]
             return format(r[key], fmt) if key in r else "—"
 
         def ratio(key: str, ours: dict = ours, peer: dict = peer) -> str:
