@@ -4,9 +4,10 @@ Both sides of a comparison are driven the same way — the official SDK's Client
 ratios compare servers, not clients. Both servers run at once and their calls alternate in ABBA order
 (ours, peer, peer, ours, …), so a burst of other load on this 2-core machine hits both sides alike and
 neither always runs right after the other; the client collects its garbage before each timed call, so
-the objects one server's large reply left behind are not scanned during the other server's call. Besides wall time per call, the report gives each server's CPU
-time per call (its own plus the git or other children it waited for, from /proc), which other load barely
-moves. Peak memory is the server process's VmHWM, read from /proc before the session closes.
+the objects one server's large reply left behind are not scanned during the other server's call. Besides
+wall time per call, the report gives each server's CPU time per call (its own plus the git or other
+children it waited for, from /proc), which other load barely moves. Peak memory is the server process's
+VmHWM, read from /proc before the session closes.
 """
 
 from __future__ import annotations
@@ -140,11 +141,15 @@ async def measure_side_by_side(cases: Sequence[Case], ours: Server, peer: Server
                 result["cpu"] += server.cpu_seconds() - cpu_before
                 result["times"].append(elapsed)
                 result.update(bytes=size, is_error=error)
-        for result in case.results.values():
-            if "error" not in result:
-                times = result["times"]
-                result["median_ms"] = statistics.median(times) * 1000
-                result["cpu_ms"] = result.pop("cpu") / len(times) * 1000
+        summarise(case)
+
+
+def summarise(case: Case) -> None:
+    """Each side's median wall time and mean CPU per call, from the times and CPU seconds gathered."""
+    for result in case.results.values():
+        if "error" not in result:
+            result["median_ms"] = statistics.median(result["times"]) * 1000
+            result["cpu_ms"] = result.pop("cpu") / len(result["times"]) * 1000
 
 
 TS_SDK = (
@@ -199,10 +204,7 @@ def measure_with_typescript_client(
     output = json.loads(completed.stdout)
     for case in cases:
         case.results = output["cases"][case.name]
-        for result in case.results.values():
-            if "error" not in result:
-                result["median_ms"] = statistics.median(result["times"]) * 1000
-                result["cpu_ms"] = result.pop("cpu") / len(result["times"]) * 1000
+        summarise(case)
     return output["memory"]
 
 

@@ -61,6 +61,10 @@ async function reconnectIfClosed(label) {
   }
 }
 
+function failure(error) {
+  return { error: `${error.name}: ${String(error.message).slice(0, 80)}` };
+}
+
 async function call(label, [tool, args], timeout) {
   globalThis.gc?.(); // as the Python driver does: earlier garbage is collected outside the timing
   const started = performance.now();
@@ -82,7 +86,7 @@ for (const testCase of spec.cases) {
         await call(label, testCase[label], testCase.timeout);
       }
     } catch (error) {
-      results[label] = { error: `${error.name}: ${String(error.message).slice(0, 80)}` };
+      results[label] = failure(error);
     }
   }
   for (let repetition = 0; repetition < testCase.repeat; repetition++) {
@@ -102,7 +106,7 @@ for (const testCase of spec.cases) {
         result.times.push(elapsed);
         Object.assign(result, { bytes, is_error: isError });
       } catch (error) {
-        results[label] = { error: `${error.name}: ${String(error.message).slice(0, 80)}` };
+        results[label] = failure(error);
       }
     }
   }

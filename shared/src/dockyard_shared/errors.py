@@ -99,16 +99,19 @@ def _validation_reason(error: BaseException) -> str:
     return text[:500]
 
 
-def find_problem(error: BaseException) -> Problem | None:
-    """The :class:`Problem` behind ``error`` (FastMCP wraps what a tool raises), if any."""
-    seen: set[int] = set()
+def _cause_chain(error: BaseException) -> list[BaseException]:
+    """``error`` and what caused it, outermost first (FastMCP wraps what a tool raises); a cycle ends it."""
+    chain: list[BaseException] = []
     current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        if isinstance(current, Problem):
-            return current
-        seen.add(id(current))
+    while current is not None and all(current is not seen for seen in chain):
+        chain.append(current)
         current = current.__cause__
-    return None
+    return chain
+
+
+def find_problem(error: BaseException) -> Problem | None:
+    """The :class:`Problem` behind ``error``, if any."""
+    return next((cause for cause in _cause_chain(error) if isinstance(cause, Problem)), None)
 
 
 def as_problem(error: BaseException) -> Problem:
@@ -159,10 +162,7 @@ def _rewrite(error: Exception, kind: str, name: str, error_type: type[FastMCPErr
     if isinstance(problem, InternalError) and find_problem(error) is None:
         # The operator's copy of what the client never sees: the exception the code raised, not the
         # error FastMCP wrapped it in.
-        raised: BaseException = error
-        while raised.__cause__ is not None:
-            raised = raised.__cause__
-        log.error("unexpected failure in %s %r", kind, name, exc_info=raised)
+        log.error("unexpected failure in %s %r", kind, name, exc_info=_cause_chain(error)[-1])
     return error_type(problem.for_model())
 
 

@@ -10,8 +10,8 @@ shape of that schema is paid for on every call:
 * pydantic spells an optional field ``anyOf: [{"type": "string"}, {"type": "null"}]``; jsonschema then
   tries each branch in turn. ``"type": ["string", "null"]`` means the same and is checked in one step:
   :class:`LeanOutputSchemas` rewrites every tool's output schema so when tools are listed (measured with
-  the Python SDK's validator: 18–25% less validation time per reply, e.g. 310 → 234 µs for
-  describe_table).
+  the Python SDK's validator: 18–42% less validation time per reply, e.g. 102 → 59 µs for
+  git_status, 310 → 234 µs for describe_table).
 """
 
 from __future__ import annotations
@@ -54,28 +54,17 @@ def nullable_as_type_list(schema: Any) -> Any:
 class LeanOutputSchemas(Middleware):
     """Lists every tool with its output schema passed through :func:`nullable_as_type_list`.
 
-    Only what clients see changes: the tools keep their schemas. Each rewritten schema is remembered, so
-    listing tools again costs a dictionary lookup per tool.
+    Only what clients see changes: the tools keep their schemas. Rewriting costs ~150 µs per listing of
+    nine tools, paid once per session, as FastMCP's own dereferencing pass is.
     """
-
-    def __init__(self) -> None:
-        # id(original) -> (original, rewritten or None when nothing changed); holding the original keeps
-        # its id from being reused while the entry lives.
-        self._rewritten: dict[int, tuple[dict[str, Any], dict[str, Any] | None]] = {}
 
     async def on_list_tools(
         self, context: MiddlewareContext, call_next: CallNext[Any, Sequence[Tool]]
     ) -> Sequence[Tool]:
-        return [self._lean(tool) for tool in await call_next(context)]
+        return [_lean(tool) for tool in await call_next(context)]
 
-    def _lean(self, tool: Tool) -> Tool:
-        schema = tool.output_schema
-        if schema is None:
-            return tool
-        known = self._rewritten.get(id(schema))
-        if known is None or known[0] is not schema:
-            if len(self._rewritten) > 1_000:  # tools built afresh on every listing: do not grow forever
-                self._rewritten.clear()
-            lean = nullable_as_type_list(schema)
-            known = self._rewritten[id(schema)] = (schema, None if lean == schema else lean)
-        return tool if known[1] is None else tool.model_copy(update={"output_schema": known[1]})
+
+def _lean(tool: Tool) -> Tool:
+    if tool.output_schema is None:
+        return tool
+    return tool.model_copy(update={"output_schema": nullable_as_type_list(tool.output_schema)})

@@ -87,17 +87,15 @@ class CatalogCache:
 
     def get(self, key: Hashable) -> Any | None:
         """The answer kept for ``key`` if the files are unchanged since it was computed, else ``None``."""
+        return self._kept(key, self._signature())
+
+    def _kept(self, key: Hashable, signature: tuple[_Stamp, ...]) -> Any | None:
         with self._lock:
             entry = self._entries.get(key)
-        if entry is None:
-            return None
-        signature, value = entry
-        if signature != self._signature():
-            return None
-        with self._lock:
-            if key in self._entries:
-                self._entries.move_to_end(key)
-        return value
+            if entry is None or entry[0] != signature:
+                return None
+            self._entries.move_to_end(key)
+            return entry[1]
 
     def answer(self, key: Hashable, compute: Callable[[], tuple[T, bool]]) -> T:
         """The kept answer for ``key``, or ``compute()``'s, kept when it says it may be and the stamp is sound.
@@ -105,11 +103,11 @@ class CatalogCache:
         ``compute`` returns ``(answer, keepable)``; an answer that is partial (a count cut short by the
         time limit) or volatile is returned but not kept. Answers must never be mutated by callers.
         """
-        hit = self.get(key)
-        if hit is not None:
-            return hit
         taken = time.time_ns()
         signature = self._signature()
+        hit = self._kept(key, signature)
+        if hit is not None:
+            return hit
         value, keepable = compute()
         racy = taken - RACY_NS
         if keepable and not any(stamp is not None and max(stamp[3], stamp[4]) >= racy for stamp in signature):

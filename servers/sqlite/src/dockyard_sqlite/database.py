@@ -521,8 +521,8 @@ class Database:
                         name=name, type=kind, row_count=count, row_count_exact=exact, column_count=columns
                     )
                 )
-            keepable = not uncounted and all(s.row_count is not None for s in summaries)
-            keepable = keepable and not _volatile(connection)
+            # A table left uncounted has row_count None too.
+            keepable = all(s.row_count is not None for s in summaries) and not _volatile(connection)
         notes = []
         if total > len(summaries):
             notes.append(

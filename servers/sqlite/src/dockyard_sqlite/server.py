@@ -12,6 +12,7 @@ from dockyard_shared.confirm import Confirmation, ask_to_confirm
 from dockyard_shared.results import model_result
 from dockyard_shared.server import new_server
 
+from .database import Database
 from .models import ExecuteResult, QueryPlan, QueryResult, TableDescription, TableList
 from .service import SqliteService
 from .settings import Settings
@@ -50,6 +51,10 @@ def create_server(settings: Settings) -> FastMCP:
     limits = settings.limits
     server = new_server("dockyard-sqlite", instructions=INSTRUCTIONS, distribution="dockyard-sqlite")
 
+    async def description(db: Database, table: str) -> TableDescription:
+        """describe_table's answer: the kept one (checked on the event loop), else computed off it."""
+        return db.kept_description(table) or await service.run(lambda _: db.describe_table(table))
+
     @server.tool(annotations=READ_ONLY)
     async def list_tables(database: DatabaseName = None) -> TableList:
         """List the tables and views of a database with their row and column counts.
@@ -85,8 +90,7 @@ def create_server(settings: Settings) -> FastMCP:
         row count and up to 3 sample rows. An unknown name is an error listing close matches.
         Limits: sample values longer than 10,000 characters are cut.
         """
-        db = service.database(database)
-        return db.kept_description(table) or await service.run(lambda _: db.describe_table(table))
+        return await description(service.database(database), table)
 
     @server.tool(
         annotations=READ_ONLY,
@@ -191,9 +195,7 @@ def create_server(settings: Settings) -> FastMCP:
     @server.resource("sqlite://{database}/tables/{table}", mime_type="application/json")
     async def table_resource(database: str, table: str) -> dict:
         """One table's description and sample rows (as describe_table returns)."""
-        db = service.database(database)
-        description = db.kept_description(table) or await service.run(lambda _: db.describe_table(table))
-        return description.model_dump()
+        return (await description(service.database(database), table)).model_dump()
 
     @server.prompt
     def explore_database(database: str = "") -> str:
