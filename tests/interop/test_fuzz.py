@@ -86,7 +86,7 @@ class Config:
 CONFIGS = {
     c.name: c
     for c in [
-        Config("toy", toy_entry, ("add", "crash", "sleep", "word")),
+        Config("toy", toy_entry, ("add", "crash", "echo", "sleep", "word")),
         Config("sqlite", sqlite_entry, SQLITE_READ),
         Config("sqlite-write", sqlite_entry, (*SQLITE_READ, "execute"), writes=True),
         Config("git", git_entry, GIT_READ),

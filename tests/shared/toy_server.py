@@ -12,16 +12,83 @@ from fastmcp import Context
 from fastmcp.dependencies import CurrentContext
 from pydantic import Field
 
-from dockyard_shared import READ_ONLY, InvalidArgument, NotFound
+from dockyard_shared import DESTRUCTIVE, READ_ONLY, InvalidArgument, NotFound
+from dockyard_shared.confirm import require_confirmation
 from dockyard_shared.runner import ServerEntry, run_server
 from dockyard_shared.server import new_server
+from dockyard_shared.toolsets import Exposure, ToolRegistrar, Toolset, exposure_from, install
 
 WORDS = ["alpha", "beta", "gamma", "delta"]
+
+READ = Toolset("read", "add numbers, look up words, fail, sleep", read_only=True)
+WRITE = Toolset("write", "forget a word (destructive: asks the user)", read_only=False, default=False)
+NETWORK = Toolset("network", "echo through the network (unavailable with --offline)", read_only=True)
+TOOLSETS = (READ, WRITE, NETWORK)
 
 
 def build(args: argparse.Namespace):
     server = new_server("toy", instructions="A toy server for tests.", distribution="dockyard-shared")
+    exposure = exposure_from(args)
+    words = list(WORDS)
+    install(
+        server,
+        exposure,
+        {
+            READ: lambda tools: register_read(tools, args, words),
+            WRITE: lambda tools: register_write(tools, exposure, words),
+            NETWORK: register_network,
+        },
+        unavailable={"network": "started with --offline."} if args.offline else None,
+    )
+    register_resources(server, words)
+    return server
 
+
+def register_write(server: ToolRegistrar, exposure: Exposure, words: list[str]) -> None:
+    @server.tool(annotations=DESTRUCTIVE)
+    async def forget(
+        name: str,
+        confirm: Annotated[
+            bool, Field(description="The user agreed (counts only with --trust-model-confirmation).")
+        ] = False,
+        ctx: Context = CurrentContext(),
+    ) -> list[str]:
+        """Forget a word, after the user confirms.
+
+        Use when: testing confirmation.
+        Not for: anything else.
+        Returns: the words left.
+        Limits: asks the user first.
+        """
+        if name not in words:
+            raise NotFound(f"no word {name!r}.")
+        pending = await require_confirmation(
+            ctx,
+            f"Forget the word {name!r}?",
+            confirm=confirm,
+            exposure=exposure,
+            declined=f"The user declined forgetting {name!r}; nothing was changed.",
+        )
+        if pending is not None:
+            return pending  # type: ignore[return-value]
+        words.remove(name)
+        return words
+
+
+def register_network(server: ToolRegistrar) -> None:
+    @server.tool(annotations=READ_ONLY)
+    def echo(text: str) -> str:
+        """Echo a text.
+
+        Use when: testing toolset availability.
+        Not for: anything else.
+        Returns: the text.
+        Limits: none.
+        """
+        return text
+
+
+def register_read(server: ToolRegistrar, args: argparse.Namespace, words: list[str]) -> None:
     @server.tool(annotations=READ_ONLY)
     def add(a: int, b: int) -> int:
         """Add two integers.
@@ -44,10 +111,10 @@ def build(args: argparse.Namespace):
         """
         if name.startswith("-"):
             raise InvalidArgument("name must not start with '-'.", next_step="Pass a plain word.")
-        if name not in WORDS:
+        if name not in words:
             from dockyard_shared import did_you_mean
 
-            raise NotFound(f"no word {name!r}.", next_step=did_you_mean(name, WORDS, kind="word"))
+            raise NotFound(f"no word {name!r}.", next_step=did_you_mean(name, words, kind="word"))
         return name
 
     @server.tool(annotations=READ_ONLY)
@@ -76,9 +143,11 @@ def build(args: argparse.Namespace):
         await asyncio.sleep(seconds)
         return "slept"
 
+
+def register_resources(server, words: list[str]) -> None:
     @server.resource("toy://words/{name}")
     def word_resource(name: str) -> str:
-        if name not in WORDS:
+        if name not in words:
             raise NotFound(f"no word {name!r}.", next_step="Read toy://words/alpha.")
         return f"the word {name}"
 
@@ -90,17 +159,18 @@ def build(args: argparse.Namespace):
     @server.completion
     def complete(ref, argument, context):
         if isinstance(ref, mt.ResourceTemplateReference) and argument.name == "name":
-            return [w for w in WORDS if w.startswith(argument.value)]
+            return [w for w in words if w.startswith(argument.value)]
         return []
-
-    return server
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--offset", type=int, default=0, help="added to every sum")
+    parser.add_argument("--offline", action="store_true", help="(tests) mark a 'network' toolset unavailable")
 
 
-entry = ServerEntry(name="toy", summary="A toy server for tests.", build=build, add_arguments=add_arguments)
+entry = ServerEntry(
+    name="toy", summary="A toy server for tests.", build=build, add_arguments=add_arguments, toolsets=TOOLSETS
+)
 
 if __name__ == "__main__":
     raise SystemExit(run_server(entry))

@@ -12,6 +12,7 @@ import pytest
 
 from dockyard_shared.cli import discover_servers, host_config, workspace_root
 from dockyard_shared.runner import AUTH_TOKEN_ENV
+from dockyard_shared.toolsets import exposure_from
 from tests.harness import ERAS, REPO_ROOT, Launch, free_port, http_server, open_session
 
 INSTALLED = discover_servers()
@@ -48,12 +49,41 @@ def test_list_shows_each_installed_server_with_its_command_and_summary():
     if not INSTALLED:
         assert lines == ["No Dockyard server is installed."]
         return
-    # One line per server, in name order: NAME, its console script, then its one-line summary.
-    assert len(lines) == len(INSTALLED), result.stdout
-    for line, (name, entry) in zip(lines, INSTALLED.items(), strict=True):
+    # One line per server, in name order: NAME, its console script, then its one-line summary; under it,
+    # one indented line per toolset.
+    server_lines = [line for line in lines if not line.startswith(" ")]
+    assert len(server_lines) == len(INSTALLED), result.stdout
+    for line, (name, entry) in zip(server_lines, INSTALLED.items(), strict=True):
         listed_name, script, summary = line.split(maxsplit=2)
         assert (listed_name, script) == (name, f"dockyard-{name}")
         assert entry.summary.strip() and summary == entry.summary.strip()
+        below = lines[lines.index(line) + 1 : lines.index(line) + 1 + len(entry.toolsets)]
+        for toolset, listed in zip(entry.toolsets, below, strict=True):
+            assert listed.startswith(f"    toolset {toolset.name} (") and toolset.summary in listed
+
+
+def test_config_writes_the_selection_flags_into_each_chosen_servers_arguments():
+    result = dockyard(
+        "config", "cursor", "--server", "sqlite", "--read-only", "--exclude-tools", "explain_query"
+    )
+    assert result.returncode == 0, result.stderr
+    servers = json.loads(result.stdout)["mcpServers"]
+    assert list(servers) == ["dockyard-sqlite"]
+    assert servers["dockyard-sqlite"]["args"][-3:] == ["--exclude-tools", "explain_query", "--read-only"]
+
+
+def test_config_refuses_an_unknown_server_or_a_toolset_the_server_does_not_have():
+    result = dockyard("config", "cursor", "--server", "sqlit")
+    assert result.returncode == 2 and "no server named 'sqlit'" in result.stderr
+    from tests.shared.toy_server import entry as toy
+
+    with pytest.raises(Exception, match="Unknown toolset 'wrte'"):
+        host_config(
+            "cursor",
+            {"toy": toy},
+            REPO_ROOT,
+            exposure=exposure_from(toy.parser().parse_args(["--toolsets", "wrte"])),
+        )
 
 
 @pytest.mark.parametrize("host", ["claude-desktop", "cursor", "vscode"])

@@ -6,7 +6,8 @@ server by name, so installing or removing one needs no change here.
     dockyard list
     dockyard serve NAME [server flags] [runner flags]
     dockyard serve all [runner flags]          every server on one HTTP port, each at /NAME/mcp
-    dockyard config claude-desktop|cursor|vscode [--form uvx|run]
+    dockyard config claude-desktop|cursor|vscode [--form uvx|run] [--server NAME ...]
+                    [--toolsets A,B] [--tools X,Y] [--exclude-tools X,Y] [--read-only]
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import anyio
 
+from .problems import Problem
 from .runner import (
     ServerEntry,
     StartupRefused,
@@ -31,6 +33,7 @@ from .runner import (
     run_server,
     serve,
 )
+from .toolsets import Exposure, add_exposure_arguments, exposure_arguments, exposure_from, toolset_lines
 
 __all__ = ["discover_servers", "host_config", "main", "workspace_root"]
 
@@ -65,18 +68,31 @@ def workspace_root() -> Path:
     return Path.cwd().resolve()
 
 
-def _launch(entry: ServerEntry, root: Path, form: str) -> tuple[str, list[str]]:
+def _launch(entry: ServerEntry, root: Path, form: str, extra: Sequence[str]) -> tuple[str, list[str]]:
     script = f"dockyard-{entry.name}"
     if form == "uvx":
-        return "uvx", ["--from", str(root / "servers" / entry.name), script, *entry.config_args]
-    return "uv", ["run", "--directory", str(root), script, *entry.config_args]
+        return "uvx", ["--from", str(root / "servers" / entry.name), script, *entry.config_args, *extra]
+    return "uv", ["run", "--directory", str(root), script, *entry.config_args, *extra]
 
 
-def host_config(host: str, servers: dict[str, ServerEntry], root: Path, form: str = "uvx") -> dict:
-    """A config a host accepts as is: ``mcpServers`` (Claude Desktop, Cursor) or ``servers`` (VS Code)."""
+def host_config(
+    host: str,
+    servers: dict[str, ServerEntry],
+    root: Path,
+    form: str = "uvx",
+    exposure: Exposure | None = None,
+) -> dict:
+    """A config a host accepts as is: ``mcpServers`` (Claude Desktop, Cursor) or ``servers`` (VS Code).
+
+    ``exposure`` (the tool-selection flags) is written into every server's arguments; toolset names are
+    checked against each server's own, so a typo fails here rather than when the host starts it.
+    """
+    extra = exposure_arguments(exposure) if exposure else []
     entries = {}
     for entry in servers.values():
-        command, args = _launch(entry, root, form)
+        if exposure is not None and entry.toolsets:
+            exposure.enabled_toolsets(entry.toolsets)
+        command, args = _launch(entry, root, form, extra)
         item: dict = {"command": command, "args": args}
         if host == "vscode":
             item = {"type": "stdio", **item}
@@ -110,6 +126,14 @@ def _parser() -> argparse.ArgumentParser:
         default="uvx",
         help="uvx: launch each server with uvx --from its folder; run: uv run --directory the checkout",
     )
+    config.add_argument(
+        "--server",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="configure only this server (repeatable; default: every installed one)",
+    )
+    add_exposure_arguments(config)
     return parser
 
 
@@ -168,9 +192,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("No Dockyard server is installed.")
         for entry in servers.values():
             print(f"{entry.name:<14} dockyard-{entry.name:<14} {entry.summary}")
+            for line in toolset_lines(entry.toolsets):
+                print(f"    toolset {line}")
         return 0
     if args.command == "config":
-        config = host_config(args.host, discover_servers(), workspace_root(), args.form)
+        servers = discover_servers()
+        unknown = [name for name in args.server if name not in servers]
+        if unknown:
+            print(
+                f"dockyard: no server named {unknown[0]!r}; installed: {', '.join(servers)}.", file=sys.stderr
+            )
+            return 2
+        chosen = {name: entry for name, entry in servers.items() if not args.server or name in args.server}
+        try:
+            config = host_config(args.host, chosen, workspace_root(), args.form, exposure_from(args))
+        except Problem as problem:
+            print(f"dockyard: {problem.what}", file=sys.stderr)
+            if problem.next_step:
+                print(f"  {problem.next_step}", file=sys.stderr)
+            return 2
         print(json.dumps(config, indent=2))
         print(_CONFIG_HINTS[args.host], file=sys.stderr)
         return 0

@@ -10,8 +10,9 @@ can find it without importing it by name::
         raise SystemExit(run_server(entry))
 
 Common flags (``--transport``, ``--host``, ``--port``, ``--path``, ``--log-level``, ``--auth-token``,
-``--allowed-host``, ``--allowed-origin``, ``--session-idle-timeout``, ``--audit-log``) are added here so
-every server accepts the same ones. Logs go to stderr only: on stdio, stdout is the protocol, and
+``--allowed-host``, ``--allowed-origin``, ``--session-idle-timeout``, ``--audit-log``) and the tool-selection
+flags of :mod:`dockyard_shared.toolsets` (``--toolsets``, ``--tools``, ``--exclude-tools``, ``--read-only``,
+``--trust-model-confirmation``) are added here so every server accepts the same ones. Logs go to stderr only: on stdio, stdout is the protocol, and
 malformed input lines get their JSON-RPC errors (:mod:`dockyard_shared.stdio`).
 """
 
@@ -54,6 +55,7 @@ from fastmcp import FastMCP  # noqa: E402
 
 from .http import HttpOptions, build_http_app, is_loopback  # noqa: E402
 from .stdio import run_stdio  # noqa: E402
+from .toolsets import Toolset, add_exposure_arguments  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,8 @@ class ServerEntry:
     add_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None
     # Arguments a generated host config passes (``dockyard config``); empty means the defaults.
     config_args: Sequence[str] = field(default_factory=tuple)
+    # The server's toolsets, for `dockyard list` and for checking --toolsets in `dockyard config`.
+    toolsets: Sequence[Toolset] = field(default_factory=tuple)
 
     def parser(self, *, with_runner: bool = True) -> argparse.ArgumentParser:
         parser = argparse.ArgumentParser(
@@ -74,6 +78,7 @@ class ServerEntry:
             formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         )
         self.add_arguments(parser)
+        add_exposure_arguments(parser)
         if with_runner:
             add_runner_arguments(parser)
         return parser
