@@ -3,15 +3,20 @@
 * 2025-11-25 connections: a server-initiated ``elicitation/create`` request (``ctx.elicit``).
 * 2026-07-28 connections have no back-channel: the tool returns an ``InputRequiredResult`` carrying the
   elicitation; the client asks the user and retries the call with the answer in ``input_responses``.
-* A client that declared no elicitation capability cannot ask: the caller then requires an explicit
-  ``confirm=true`` argument instead.
+* A client that declared no elicitation capability cannot ask the user.
 
-Usage in a tool::
+A ``confirm=true`` argument is something the model can set by itself, so it is not the user's consent.
+:func:`require_confirmation` (what tools call) therefore accepts it only where the operator started the
+server with ``--trust-model-confirmation``; otherwise a client that cannot ask gets a refusal that says how
+the operator can enable it. Usage in a tool::
 
-    answer = await ask_to_confirm(ctx, "Drop table orders?")
-    if isinstance(answer, InputRequiredResult):
-        return answer               # the client asks the user and calls again
-    if answer is Confirmation.UNSUPPORTED: ...
+    pending = await require_confirmation(
+        ctx, "Drop table orders?", confirm=confirm, exposure=exposure,
+        declined="The user declined dropping orders; nothing was changed.",
+    )
+    if pending is not None:
+        return pending              # 2026-07-28: the client asks the user and calls again
+    ...                             # confirmed: go ahead
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ from fastmcp import Context
 from fastmcp.server.elicitation import AcceptedElicitation
 from pydantic import BaseModel, Field
 
-__all__ = ["Confirmation", "ask_to_confirm"]
+from .problems import PermissionDenied
+from .toolsets import Exposure
+
+__all__ = ["Confirmation", "ask_to_confirm", "require_confirmation"]
 
 _KEY = "dockyard_confirm"
 _SCHEMA = {
@@ -74,3 +82,36 @@ async def ask_to_confirm(ctx: Context, message: str) -> Confirmation | mt.InputR
     if isinstance(result, AcceptedElicitation) and result.data.confirm is True:
         return Confirmation.ACCEPTED
     return Confirmation.DECLINED
+
+
+async def require_confirmation(
+    ctx: Context, message: str, *, confirm: bool, exposure: Exposure, declined: str
+) -> mt.InputRequiredResult | None:
+    """``None`` when the action may go ahead; an ``InputRequiredResult`` for the tool to return as is.
+
+    Goes ahead when the user accepts through elicitation, or when ``confirm`` is true and the operator
+    chose ``--trust-model-confirmation``. Raises :class:`PermissionDenied` with ``declined`` when the user
+    declines, and one naming the flag when the client cannot ask the user.
+    """
+    if confirm and exposure.trust_model_confirmation:
+        return None
+    answer = await ask_to_confirm(ctx, message)
+    if isinstance(answer, mt.InputRequiredResult):
+        return answer
+    if answer is Confirmation.ACCEPTED:
+        return None
+    if answer is Confirmation.DECLINED:
+        raise PermissionDenied(
+            declined, next_step="Ask the user what they want instead; do not retry the same call."
+        )
+    if exposure.trust_model_confirmation:
+        raise PermissionDenied(
+            "This action is destructive and this client cannot ask the user to confirm it.",
+            next_step="Ask the user in the conversation; if they agree, call again with confirm=true.",
+        )
+    raise PermissionDenied(
+        "This action is destructive, this client cannot ask the user to confirm it, and the server does "
+        "not take the model's confirm=true as consent.",
+        next_step="Tell the user: use a client that supports elicitation, or restart the server with "
+        "--trust-model-confirmation to let confirm=true stand for their consent.",
+    )
