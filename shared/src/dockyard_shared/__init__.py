@@ -9,6 +9,10 @@
 * :mod:`~dockyard_shared.http` — the Streamable HTTP app (host guard, bearer token, /health)
 * :mod:`~dockyard_shared.audit` — the JSON-lines audit log of tool calls
 * :mod:`~dockyard_shared.cli` — the ``dockyard`` command
+* :mod:`~dockyard_shared.toolsets` — toolsets and the common tool-selection flags
+* :mod:`~dockyard_shared.confirm` — the user's confirmation of destructive actions
+* :mod:`~dockyard_shared.offload`, :mod:`~dockyard_shared.untrusted`, :mod:`~dockyard_shared.upstream`,
+  :mod:`~dockyard_shared.paths` — blocking work, text written by others, upstream HTTP answers, data folders
 """
 
 from .annotations import ADDITIVE, DESTRUCTIVE, OPEN_WORLD, READ_ONLY, missing_description_sections
