@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
+
 import mcp.types as mt
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -98,8 +101,6 @@ async def test_paging_through_every_page_yields_exactly_the_full_result(people, 
 
 
 async def test_a_page_is_bounded_in_characters_too(tmp_path, era):
-    import sqlite3
-
     path = tmp_path / "wide.db"
     connection = sqlite3.connect(path)
     connection.execute("CREATE TABLE t (v TEXT)")
@@ -144,6 +145,19 @@ async def test_explain_query_shows_the_plan_and_the_index_that_would_help(people
     assert "USING INDEX pets_by_owner" in seek["plan"][0]["detail"] and seek["full_scans"] == []
 
 
+async def test_explain_query_counts_a_unique_constraint_as_an_index(tmp_path, era):
+    path = tmp_path / "unique.db"
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE accounts (id INTEGER PRIMARY KEY, email TEXT UNIQUE, note TEXT)")
+    connection.close()
+    async with open_session(make_server(path), era=era) as session:
+        plan = (
+            await session.call_ok("explain_query", {"sql": "SELECT email, note FROM accounts ORDER BY note"})
+        ).data
+    assert plan["plan"][0]["detail"].startswith("SCAN accounts")
+    assert "index on accounts(note)" in plan["full_scans"][0] and "email" not in plan["full_scans"][0]
+
+
 async def test_several_databases_need_a_name_and_suggest_one(people, shop, era):
     async with open_session(make_server(people, shop), era=era) as session:
         ambiguous = await session.call_error("list_tables")
@@ -183,8 +197,6 @@ async def test_the_exploration_prompt_walks_through_the_tools(people, era):
 
 
 async def test_concurrent_queries_run_side_by_side(people, era):
-    import asyncio
-
     slow = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) FROM c"
     async with open_session(make_server(people), era=era) as session:
         results = await asyncio.gather(

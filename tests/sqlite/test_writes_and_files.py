@@ -10,7 +10,7 @@ import pytest
 
 from dockyard_shared import Conflict
 from dockyard_sqlite.database import Budget
-from dockyard_sqlite.service import SqliteService
+from dockyard_sqlite.databases import DatabaseSet
 from dockyard_sqlite.settings import Limits, Settings, parse_database_spec
 from tests.harness import LEGACY, open_session
 from tests.sqlite.conftest import file_digest, make_server
@@ -149,18 +149,18 @@ def test_a_missing_file_is_refused_unless_created_on_purpose(tmp_path):
         make_server(tmp_path / "missing.db")
     assert not (tmp_path / "missing.db").exists()
     spec = parse_database_spec(str(tmp_path / "new.db"))
-    SqliteService(Settings(databases=(spec,), allow_write=True, create=True))
+    DatabaseSet(Settings(databases=(spec,), allow_write=True, create=True))
     assert (tmp_path / "new.db").is_file()
 
 
 async def test_a_cancelled_request_stops_its_statement(people):
-    service = SqliteService(
+    databases = DatabaseSet(
         Settings(databases=(parse_database_spec(str(people)),), limits=Limits(timeout_ms=120_000))
     )
-    database = service.database(None)
+    database = databases.resolve(None)
     runaway = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
     with anyio.move_on_after(0.3):
-        await service.run(
+        await databases.run(
             lambda budget: database.query(runaway, None, max_rows=None, cursor=None, budget=budget)
         )
     pool = database._reader.pool
@@ -264,7 +264,7 @@ async def test_a_delete_that_leaves_rows_runs_without_confirmation(people, casca
 def test_an_unconfirmed_delete_that_empties_a_table_after_the_check_is_rolled_back(people):
     # The gap between the trial run and the real one: the trial saw a row left behind, then another
     # writer deleted that row, and the same statement now empties the table nobody was asked about.
-    database = SqliteService(
+    database = DatabaseSet(
         Settings(databases=(parse_database_spec(str(people)),), allow_write=True)
     ).databases["people"]
     statement = "DELETE FROM pets WHERE id > 1"

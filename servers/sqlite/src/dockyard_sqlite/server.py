@@ -1,4 +1,4 @@
-"""The MCP face of dockyard-sqlite: thin tools, resources, a prompt and completions over :mod:`.service`."""
+"""The MCP face of dockyard-sqlite: thin tools, resources, a prompt and completions over :mod:`.databases`."""
 
 from typing import Annotated, Any
 
@@ -13,8 +13,8 @@ from dockyard_shared.results import model_result
 from dockyard_shared.server import new_server
 
 from .database import Database
+from .databases import DatabaseSet
 from .models import ExecuteResult, QueryPlan, QueryResult, TableDescription, TableList
-from .service import SqliteService
 from .settings import Settings
 
 __all__ = ["create_server"]
@@ -47,13 +47,13 @@ database to get the next page. Writes, ATTACH and PRAGMA writes are refused by S
 
 
 def create_server(settings: Settings) -> FastMCP:
-    service = SqliteService(settings)
+    databases = DatabaseSet(settings)
     limits = settings.limits
     server = new_server("dockyard-sqlite", instructions=INSTRUCTIONS, distribution="dockyard-sqlite")
 
     async def description(db: Database, table: str) -> TableDescription:
         """describe_table's answer: the kept one (checked on the event loop), else computed off it."""
-        return db.kept_description(table) or await service.run(lambda _: db.describe_table(table))
+        return db.kept_description(table) or await databases.run(lambda _: db.describe_table(table))
 
     @server.tool(annotations=READ_ONLY)
     async def list_tables(database: DatabaseName = None) -> TableList:
@@ -67,8 +67,8 @@ def create_server(settings: Settings) -> FastMCP:
         Limits: at most 500 tables and views (tables first, by name); counting stops after 200 ms per table
         and the statement time limit in all.
         """
-        db = service.database(database)
-        listing = db.kept_listing() or await service.run(lambda _: db.table_listing())
+        db = databases.resolve(database)
+        listing = db.kept_listing() or await databases.run(lambda _: db.table_listing())
         return TableList(
             database=db.alias,
             tables=listing.tables,
@@ -90,7 +90,7 @@ def create_server(settings: Settings) -> FastMCP:
         row count and up to 3 sample rows. An unknown name is an error listing close matches.
         Limits: sample values longer than 10,000 characters are cut.
         """
-        return await description(service.database(database), table)
+        return await description(databases.resolve(database), table)
 
     @server.tool(
         annotations=READ_ONLY,
@@ -116,8 +116,8 @@ def create_server(settings: Settings) -> FastMCP:
         database: DatabaseName = None,
     ) -> QueryResult:
         # The description (QUERY_DESCRIPTION) states this server's own limits, so it is formatted above.
-        db = service.database(database)
-        page = await service.run(
+        db = databases.resolve(database)
+        page = await databases.run(
             lambda budget: db.query(sql, params, max_rows=max_rows, cursor=cursor, budget=budget)
         )
         # The rows are plain JSON values already (made so while the page was read).
@@ -133,8 +133,8 @@ def create_server(settings: Settings) -> FastMCP:
         index would help on, when one is referenced in the statement.
         Limits: one statement; the statement is planned, not run.
         """
-        db = service.database(database)
-        return await service.run(lambda budget: db.explain(sql, params, budget=budget))
+        db = databases.resolve(database)
+        return await databases.run(lambda budget: db.explain(sql, params, budget=budget))
 
     if settings.allow_write:
 
@@ -158,8 +158,8 @@ def create_server(settings: Settings) -> FastMCP:
             asks the user to confirm (or needs confirm=true when the client cannot ask). ATTACH, VACUUM INTO,
             extensions, transaction control and PRAGMA writes are refused.
             """
-            db = service.database(database)
-            effect = await service.run(lambda budget: db.destructive_effect(sql, params, budget=budget))
+            db = databases.resolve(database)
+            effect = await databases.run(lambda budget: db.destructive_effect(sql, params, budget=budget))
             if effect and not confirm:
                 answer = await ask_to_confirm(
                     ctx, f"Allow this statement on database {db.alias!r}? {effect}.\n\n{sql}"
@@ -179,7 +179,7 @@ def create_server(settings: Settings) -> FastMCP:
             # Unless someone accepted a destructive effect, the real run is checked as the trial was:
             # another writer may have changed the data in between.
             unconfirmed = effect is None
-            return await service.run(
+            return await databases.run(
                 lambda budget: db.execute(sql, params, budget=budget, refuse_emptying=unconfirmed)
             )
 
@@ -188,14 +188,14 @@ def create_server(settings: Settings) -> FastMCP:
     @server.resource("sqlite://{database}/schema", mime_type="application/sql")
     async def schema(database: str) -> str:
         """The full DDL of a database: every CREATE TABLE, VIEW, INDEX and TRIGGER."""
-        db = service.database(database)
+        db = databases.resolve(database)
         kept = db.kept_schema()
-        return kept if kept is not None else await service.run(lambda _: db.schema_ddl())
+        return kept if kept is not None else await databases.run(lambda _: db.schema_ddl())
 
     @server.resource("sqlite://{database}/tables/{table}", mime_type="application/json")
     async def table_resource(database: str, table: str) -> dict:
         """One table's description and sample rows (as describe_table returns)."""
-        return (await description(service.database(database), table)).model_dump()
+        return (await description(databases.resolve(database), table)).model_dump()
 
     @server.prompt
     def explore_database(database: str = "") -> str:
@@ -222,14 +222,14 @@ def create_server(settings: Settings) -> FastMCP:
     ) -> list[str]:
         prefix = argument.value.lower()
         if argument.name == "database":
-            return [alias for alias in service.aliases if alias.lower().startswith(prefix)]
+            return [alias for alias in databases.aliases if alias.lower().startswith(prefix)]
         if argument.name == "table":
             chosen = (context.arguments or {}).get("database") if context else None
             try:
-                db = service.database(chosen)
+                db = databases.resolve(chosen)
             except Exception:
                 return []
-            return await service.run(lambda _: db.table_names(prefix))
+            return await databases.run(lambda _: db.table_names(prefix))
         return []
 
     return server

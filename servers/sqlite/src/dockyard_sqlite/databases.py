@@ -1,4 +1,5 @@
-"""The databases a server serves, found by alias, and statements run off the event loop."""
+"""The databases a server serves, found by alias (the twin of git's ``RepositorySet``), and their
+statements run off the event loop."""
 
 from __future__ import annotations
 
@@ -12,14 +13,16 @@ from dockyard_shared import InvalidArgument, NotFound, did_you_mean
 from .database import Budget, Database
 from .settings import Settings
 
-__all__ = ["SqliteService"]
+__all__ = ["DatabaseSet", "run_in_thread"]
 
 T = TypeVar("T")
 
 
-class SqliteService:
+class DatabaseSet:
+    """Every database of ``settings``, opened and checked readable at start-up."""
+
     def __init__(self, settings: Settings) -> None:
-        self.settings = settings
+        self.limits = settings.limits
         self.databases: dict[str, Database] = {}
         for spec in settings.databases:
             database = Database(
@@ -32,7 +35,7 @@ class SqliteService:
     def aliases(self) -> list[str]:
         return list(self.databases)
 
-    def database(self, name: str | None) -> Database:
+    def resolve(self, name: str | None) -> Database:
         """The database called ``name``; optional when exactly one is served."""
         if not name:
             if len(self.databases) == 1:
@@ -51,13 +54,20 @@ class SqliteService:
     async def run(self, work: Callable[[Budget], T]) -> T:
         """Run ``work`` in a worker thread under a fresh budget.
 
-        The event loop keeps serving other requests meanwhile. If the request is cancelled, the
-        budget is marked so SQLite's progress handler interrupts the statement within a few
-        thousand VM steps, and the worker thread is released.
+        The event loop keeps serving other requests meanwhile. If the request is cancelled, the budget
+        is marked so SQLite's progress handler interrupts the statement within a few thousand VM steps,
+        and the worker thread is released.
         """
-        budget = Budget(self.settings.limits.timeout_ms)
-        try:
-            return await anyio.to_thread.run_sync(work, budget, abandon_on_cancel=True)
-        except anyio.get_cancelled_exc_class():
-            budget.cancelled.set()
-            raise
+        budget = Budget(self.limits.timeout_ms)
+        return await run_in_thread(lambda: work(budget), on_cancel=budget.cancelled.set)
+
+
+# Until dockyard_shared.offload lands: the same signature, so switching is an import.
+async def run_in_thread(work: Callable[[], T], *, on_cancel: Callable[[], None] | None = None) -> T:
+    """``work()`` off the event loop; on cancellation ``on_cancel()`` runs and the thread is abandoned."""
+    try:
+        return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        if on_cancel is not None:
+            on_cancel()
+        raise

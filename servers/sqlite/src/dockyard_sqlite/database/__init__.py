@@ -1,0 +1,241 @@
+"""One served SQLite database: the verbs the tools call, each on a guarded connection under a budget.
+
+The work is done by the modules beside this one: :mod:`.connection` (how a statement reaches SQLite:
+pools, guarded connections, budgets), :mod:`.errors` (what a SQLite error means for the model),
+:mod:`.catalog` (tables, columns, DDL, counts), :mod:`.pages` (rows as a reply shows them, a page at a
+time) and :mod:`.writes` (what a write would destroy, and the guarded real run). SQLAlchemy is the
+connection pool only; everything is read through ``sqlite_master`` and ``pragma_*`` on the guarded
+connection, so every look-up runs under a budget and the authorizer.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from dockyard_shared import InvalidArgument, NotFound, Problem
+
+from ..catalog_cache import CatalogCache
+from ..models import ExecuteResult, PlanNode, QueryPlan, QueryResult, TableDescription, TableSummary
+from ..settings import DatabaseSpec, Limits
+from . import catalog, writes
+from .catalog import MAX_LISTED_TABLES, TableListing
+from .connection import (
+    MAX_VALUE_BYTES,
+    Budget,
+    GuardedConnection,
+    Params,
+    bind,
+    checkout,
+    engine,
+    one_statement,
+)
+from .errors import ColumnsNearby, problem_for
+from .pages import continuation, offset_from, query_fingerprint, read_page, skip_rows
+
+__all__ = ["MAX_LISTED_TABLES", "MAX_VALUE_BYTES", "Budget", "Database", "TableListing"]
+
+# How long a look-up made only to word an error (a did-you-mean) may take.
+_HINT_BUDGET_MS = 500
+
+
+class Database:
+    def __init__(self, spec: DatabaseSpec, *, writable: bool, create: bool, limits: Limits) -> None:
+        self.alias = spec.alias
+        self.path = spec.path
+        self.writable = writable
+        self.limits = limits
+        self._reader = engine(spec.path, writable=False, create=False, limits=limits)
+        self._writer = engine(spec.path, writable=True, create=create, limits=limits) if writable else None
+        self.catalog = CatalogCache(spec.path)
+        if create and writable and not spec.path.exists():
+            with self._connection(writer=True):
+                pass  # mode=rwc creates the file on first connect
+
+    @contextmanager
+    def _connection(
+        self, *, writer: bool = False, budget: Budget | None = None, sql: str | None = None
+    ) -> Iterator[GuardedConnection]:
+        pool = self._writer if writer else self._reader
+        assert pool is not None
+
+        def problem(error: BaseException, connection: GuardedConnection | None) -> Problem:
+            log = connection.auth_log if connection is not None else None
+            return problem_for(error, self, log=log, budget=budget, sql=sql)
+
+        with checkout(pool, budget=budget, problem=problem) as connection:
+            yield connection
+
+    def _budget(self) -> Budget:
+        return Budget(self.limits.timeout_ms)
+
+    def check_readable(self) -> None:
+        """Fail now, with a clear message, if the file is missing, not SQLite, corrupt or unreadable."""
+        if not self.path.exists():
+            raise NotFound(
+                f"The database file {self.path} does not exist.",
+                next_step="Check the path; to create a new database pass --allow-write --create.",
+            )
+        if not self.path.is_file():
+            raise InvalidArgument(
+                f"{self.path} is not a file.", next_step="Pass the path of a SQLite database file."
+            )
+        with self._connection() as connection:
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+
+    # -- what an error's next step looks up (errors.ErrorSource) ---------------------------------
+
+    def known_tables(self) -> list[str]:
+        try:
+            with self._connection(budget=self._budget()) as connection:
+                return catalog.table_names(connection)
+        except (Problem, sqlite3.Error):
+            return []
+
+    def known_columns(self, sql: str | None) -> ColumnsNearby | None:
+        try:
+            with self._connection(budget=Budget(_HINT_BUDGET_MS)) as connection:
+                return catalog.columns_nearby(connection, sql)
+        except (Problem, sqlite3.Error):
+            return None
+
+    # -- the catalog -----------------------------------------------------------------------------
+
+    def resolve_table(self, name: str) -> tuple[str, str]:
+        """The catalog's own spelling of ``name`` and whether it is a table or a view."""
+        with self._connection(budget=self._budget()) as connection:
+            return catalog.resolve(connection, name, alias=self.alias)
+
+    def table_names(self, prefix: str = "", limit: int = 100) -> list[str]:
+        """Names of tables and views starting with ``prefix`` (any case), without counting rows."""
+        with self._connection(budget=self._budget()) as connection:
+            return catalog.table_names(connection, prefix, limit)
+
+    # Answers kept in the catalog cache, looked up without touching SQLite: cheap enough for the event loop.
+
+    def kept_listing(self, limit: int = MAX_LISTED_TABLES) -> TableListing | None:
+        return self.catalog.get(("listing", limit))
+
+    def kept_description(self, name: str) -> TableDescription | None:
+        return self.catalog.get(("describe", name))
+
+    def kept_schema(self) -> str | None:
+        return self.catalog.get(("schema",))
+
+    def list_tables(self) -> list[TableSummary]:
+        """The first :data:`MAX_LISTED_TABLES` tables and views (see :meth:`table_listing`)."""
+        return self.table_listing().tables
+
+    def table_listing(self, limit: int = MAX_LISTED_TABLES) -> TableListing:
+        """Tables first, then views, by name, counted within one time limit (:func:`.catalog.listing`);
+        kept in :attr:`catalog` while the file is unchanged."""
+
+        def compute() -> tuple[TableListing, bool]:
+            overall = self._budget()
+            with self._connection(budget=overall) as connection:
+                return catalog.listing(connection, limit, overall)
+
+        return self.catalog.answer(("listing", limit), compute)
+
+    def describe_table(self, name: str) -> TableDescription:
+        """Columns, keys, indexes, DDL, row count and sample rows of one table or view; kept in
+        :attr:`catalog` while the file is unchanged (not when the count was cut short or a view's rows
+        change from call to call)."""
+
+        def compute() -> tuple[TableDescription, bool]:
+            budget = self._budget()
+            with self._connection(budget=budget) as connection:
+                return catalog.describe(connection, name, alias=self.alias, limits=self.limits, budget=budget)
+
+        return self.catalog.answer(("describe", name), compute)
+
+    def schema_ddl(self) -> str:
+        """Every CREATE statement, tables first, up to the page budget (max_chars) and a note past it;
+        kept in :attr:`catalog` while the file is unchanged."""
+
+        def compute() -> tuple[str, bool]:
+            with self._connection(budget=self._budget()) as connection:
+                return catalog.schema_ddl(connection, alias=self.alias, max_chars=self.limits.max_chars), True
+
+        return self.catalog.answer(("schema",), compute)
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def query(
+        self, sql: str, params: Params, *, max_rows: int | None, cursor: str | None, budget: Budget
+    ) -> QueryResult:
+        """One page of a read-only statement's rows, and the cursor of the next page when more exist."""
+        sql = one_statement(sql)
+        limit = max_rows or self.limits.default_rows
+        if limit < 1 or limit > self.limits.max_rows:
+            raise InvalidArgument(
+                f"max_rows must be between 1 and {self.limits.max_rows} (this server's ceiling).",
+                next_step=f"Pass max_rows ≤ {self.limits.max_rows}, and page with the cursor for more.",
+            )
+        fingerprint = query_fingerprint(self.alias, sql, params)
+        offset = offset_from(cursor, fingerprint)
+        with self._connection(budget=budget, sql=sql) as connection:
+            result = connection.execute(sql, bind(params))
+            if result.description is None:
+                raise InvalidArgument(
+                    "The statement returned no result set.",
+                    next_step="query is for statements that return rows.",
+                )
+            columns = [d[0] for d in result.description]
+            skip_rows(result, offset)  # streamed: nothing before the page is kept
+            rows, more, stopped_by = read_page(
+                result, limit, max_chars=self.limits.max_chars, max_cell_chars=self.limits.max_cell_chars
+            )
+        next_cursor, note = continuation(fingerprint, offset, len(rows), stopped_by) if more else (None, None)
+        # Built from values read_page produced: validating 10,000 rows again would cost more than
+        # running the query.
+        return QueryResult.model_construct(
+            database=self.alias,
+            columns=columns,
+            rows=rows,
+            row_count=len(rows),
+            offset=offset,
+            truncated=more,
+            next_cursor=next_cursor,
+            note=note,
+        )
+
+    def explain(self, sql: str, params: Params, *, budget: Budget) -> QueryPlan:
+        """The statement's plan as a tree, and which full scans an index would avoid."""
+        sql = one_statement(sql)
+        if re.match(r"(?is)^\s*explain\b", sql):
+            raise InvalidArgument(
+                "Pass the statement itself, without EXPLAIN.", next_step="Remove the EXPLAIN prefix."
+            )
+        with self._connection(budget=budget, sql=sql) as connection:
+            rows = connection.execute(f"EXPLAIN QUERY PLAN {sql}", bind(params)).fetchall()
+            notes = catalog.scan_notes(connection, [r[3] for r in rows], sql)
+        nodes: dict[int, PlanNode] = {}
+        roots: list[PlanNode] = []
+        for node_id, parent, _unused, detail in rows:
+            node = PlanNode(detail=detail, children=[])
+            nodes[node_id] = node
+            (nodes[parent].children if parent in nodes else roots).append(node)
+        return QueryPlan(database=self.alias, plan=roots, full_scans=notes)
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def destructive_effect(self, sql: str, params: Params, *, budget: Budget | None = None) -> str | None:
+        """What a write would destroy — a dropped object, or every row of a table — or None
+        (:func:`.writes.destructive_effect`: nothing of its trial run persists)."""
+        sql = one_statement(sql)
+        with self._connection(writer=True, budget=budget or self._budget(), sql=sql) as connection:
+            return writes.destructive_effect(connection, sql, params)
+
+    def execute(
+        self, sql: str, params: Params, *, budget: Budget, refuse_emptying: bool = False
+    ) -> ExecuteResult:
+        """Run one write statement and commit it; with ``refuse_emptying``, roll it back if it empties a
+        table after all (:func:`.writes.execute`)."""
+        sql = one_statement(sql)
+        with self._connection(writer=True, budget=budget, sql=sql) as connection:
+            return writes.execute(
+                connection, sql, params, alias=self.alias, limits=self.limits, refuse_emptying=refuse_emptying
+            )

@@ -1,0 +1,366 @@
+"""What a database holds: its tables and views, their columns, keys, indexes, DDL and row counts.
+
+Read one way only: ``sqlite_master`` and the ``pragma_*`` table-valued functions, on a guarded connection
+the caller checked out (so under its budget, with its authorizer log). Bounded like every reply: the
+listing by :data:`MAX_LISTED_TABLES`, the DDL by the page budget, a count by its own time slice, each
+with a note saying how to get the rest.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from dockyard_shared import NotFound, bound_text, did_you_mean
+
+from ..catalog_cache import VOLATILE_FUNCTIONS
+from ..models import ColumnInfo, ForeignKeyInfo, IndexInfo, TableDescription, TableSummary
+from ..settings import Limits
+from .connection import Budget, GuardedConnection, quote_identifier, quote_literal
+from .errors import ColumnsNearby
+from .pages import read_page
+
+__all__ = [
+    "EXACT_COUNT_UP_TO",
+    "MAX_LISTED_TABLES",
+    "TableListing",
+    "columns_nearby",
+    "count_rows",
+    "describe",
+    "listing",
+    "resolve",
+    "scan_notes",
+    "schema_ddl",
+    "table_names",
+    "volatile",
+]
+
+# list_tables lists at most this many tables and views (about 50 KB of JSON), and says so.
+MAX_LISTED_TABLES = 500
+# A column hint looks at the tables the statement names; when it names none it knows (a CTE, a
+# typo), at the first this many tables of the catalog.
+HINT_TABLES = 200
+# Above this many rows (judged by the largest rowid) a count is reported as an estimate: counting
+# a large table reads all of it, the estimate costs one index seek.
+EXACT_COUNT_UP_TO = 200_000
+
+_USER_OBJECTS = "type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
+
+
+@dataclass(frozen=True)
+class TableListing:
+    """At most :data:`MAX_LISTED_TABLES` tables and views, and whether more exist."""
+
+    tables: list[TableSummary]
+    total: int
+    truncated: bool
+    note: str | None = None
+
+
+def resolve(connection: GuardedConnection, name: str, *, alias: str) -> tuple[str, str]:
+    """The catalog's own spelling of ``name`` (exact, else any case) and whether it is a table or a view."""
+    catalog = connection.execute(f"SELECT name, type FROM sqlite_master WHERE {_USER_OBJECTS}").fetchall()
+    for matches in (lambda c: c == name, lambda c: c.lower() == name.lower()):
+        for candidate, kind in catalog:
+            if matches(candidate):
+                return candidate, kind
+    raise NotFound(
+        f"There is no table or view named {name!r} in database {alias!r}.",
+        next_step=did_you_mean(name, [c for c, _ in catalog], kind="table")
+        + " Call list_tables to see them all.",
+    )
+
+
+def table_names(connection: GuardedConnection, prefix: str = "", limit: int | None = None) -> list[str]:
+    """Names of tables and views starting with ``prefix`` (any case), by name, without counting rows."""
+    wanted = prefix.lower()
+    names: list[str] = []
+    for (name,) in connection.execute(f"SELECT name FROM sqlite_master WHERE {_USER_OBJECTS} ORDER BY name"):
+        if name.lower().startswith(wanted):
+            names.append(name)
+            if limit is not None and len(names) >= limit:
+                break
+    return names
+
+
+def listing(connection: GuardedConnection, limit: int, overall: Budget) -> tuple[TableListing, bool]:
+    """Tables first, then views, by name: at most ``limit`` of them, counted within ``overall``.
+
+    Each count may take 200 ms and all of them together the statement time limit; a table left
+    uncounted has row_count None. Keepable (in the catalog cache) unless a count was cut short or a
+    view counted differently from call to call.
+    """
+    total = connection.execute(f"SELECT count(*) FROM sqlite_master WHERE {_USER_OBJECTS}").fetchone()[0]
+    # The column count is computed for the listed rows only, not for the whole catalog.
+    catalog = connection.execute(
+        "SELECT name, type, (SELECT count(*) FROM pragma_table_info(m.name)) FROM ("
+        f"SELECT name, type FROM sqlite_master WHERE {_USER_OBJECTS} ORDER BY type, name LIMIT ?) AS m "
+        "ORDER BY type, name",
+        (limit,),
+    ).fetchall()
+    summaries = []
+    uncounted = 0
+    for name, kind, columns in catalog:
+        remaining_ms = int((overall.deadline - time.monotonic()) * 1000)
+        if remaining_ms > 0:
+            count, exact = count_rows(connection, name, kind, min(200, remaining_ms), overall)
+        else:
+            count, exact = None, False
+            uncounted += 1
+        summaries.append(
+            TableSummary.model_construct(
+                name=name, type=kind, row_count=count, row_count_exact=exact, column_count=columns
+            )
+        )
+    # A table left uncounted has row_count None too.
+    keepable = all(s.row_count is not None for s in summaries) and not volatile(connection)
+    notes = []
+    if total > len(summaries):
+        notes.append(
+            f"Only the first {len(summaries)} of {total} tables and views are listed (tables first, "
+            "then views, by name). Find others with query, e.g. SELECT name, type FROM sqlite_master "
+            "WHERE type IN ('table', 'view') AND name LIKE 'prefix%'; describe_table works on any of them."
+        )
+    if uncounted:
+        notes.append(
+            f"Counting rows stopped at the {overall.timeout_ms} ms time limit: row_count is null for "
+            f"{uncounted} tables; describe_table counts one."
+        )
+    found = TableListing(
+        tables=summaries, total=total, truncated=total > len(summaries), note=" ".join(notes) or None
+    )
+    return found, keepable
+
+
+def count_rows(
+    connection: GuardedConnection, name: str, kind: str, timeout_ms: int, outer: Budget
+) -> tuple[int | None, bool]:
+    """Rows of one table (an estimate above :data:`EXACT_COUNT_UP_TO`), under a budget of its own;
+    ``outer``, the caller's, is put back afterwards. None when the count ran out of time."""
+    quoted = quote_identifier(name)
+    connection.limit_to(Budget(timeout_ms), outer)
+    try:
+        if kind == "table":
+            try:
+                largest = connection.execute(f"SELECT max(rowid) FROM {quoted}").fetchone()[0]
+            except sqlite3.OperationalError as error:
+                if "interrupted" in str(error):
+                    return None, False
+                largest = None  # WITHOUT ROWID tables have no rowid: count them
+            if largest is not None and largest > EXACT_COUNT_UP_TO:
+                return int(largest), False
+        return connection.execute(f"SELECT count(*) FROM {quoted}").fetchone()[0], True
+    except sqlite3.OperationalError as error:
+        if "interrupted" in str(error):
+            return None, False
+        raise
+    finally:
+        connection.limit_to(outer)
+
+
+def describe(
+    connection: GuardedConnection, name: str, *, alias: str, limits: Limits, budget: Budget
+) -> tuple[TableDescription, bool]:
+    """Columns, keys, indexes, DDL, row count and sample rows of one table or view, in a handful of index
+    lookups and one count. Keepable unless the count was cut short or a view's rows change call to call."""
+    table, kind = resolve(connection, name, alias=alias)
+    info = connection.execute(
+        'SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)', (table,)
+    ).fetchall()
+    keys = connection.execute(
+        'SELECT id, "from", "table", "to", on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq',
+        (table,),
+    ).fetchall()
+    index_rows = connection.execute(
+        'SELECT name, "unique", origin FROM pragma_index_list(?)', (table,)
+    ).fetchall()
+    indexes = [
+        IndexInfo(
+            name=index_name if origin == "c" else None,
+            columns=[
+                c[0]
+                for c in connection.execute(
+                    "SELECT name FROM pragma_index_info(?) ORDER BY seqno", (index_name,)
+                )
+                if c[0]
+            ],
+            unique=bool(unique),
+        )
+        for index_name, unique, origin in index_rows
+        if origin != "pk"
+    ]
+    row = connection.execute(
+        "SELECT substr(sql, 1, ?), length(sql) FROM sqlite_master WHERE name = ?",
+        (limits.max_chars // 4, table),
+    ).fetchone()
+    cursor = connection.execute(f"SELECT * FROM {quote_identifier(table)} LIMIT ?", (limits.sample_rows,))
+    sample, _, _ = read_page(
+        cursor, limits.sample_rows, max_chars=limits.max_chars // 4, max_cell_chars=limits.max_cell_chars
+    )
+    count, exact = count_rows(connection, table, kind, 200, budget)
+    keepable = count is not None and not volatile(connection)
+    create_sql = row[0] if row else None
+    if create_sql is not None and row[1] > len(create_sql):
+        create_sql += (
+            f"…[cut: {row[1] - len(create_sql)} more characters; read them with query: "
+            f"SELECT substr(sql, {len(create_sql) + 1}) FROM sqlite_master WHERE name = {quote_literal(table)}]"
+        )
+    columns = [
+        ColumnInfo(name=n, type=t or "", nullable=not notnull, default=default, primary_key=bool(pk))
+        for n, t, notnull, default, pk in info
+    ]
+    grouped: dict[int, ForeignKeyInfo] = {}
+    for key_id, source, target, target_column, on_delete in keys:
+        entry = grouped.setdefault(
+            key_id,
+            ForeignKeyInfo(
+                columns=[],
+                referred_table=target,
+                referred_columns=[],
+                on_delete=None if on_delete in (None, "NO ACTION") else on_delete,
+            ),
+        )
+        entry.columns.append(source)
+        if target_column:
+            entry.referred_columns.append(target_column)
+    description = TableDescription(
+        database=alias,
+        name=table,
+        type=kind,
+        columns=columns,
+        foreign_keys=list(grouped.values()),
+        indexes=sorted(indexes, key=lambda ix: ix.name or ""),
+        create_sql=create_sql,
+        row_count=count,
+        row_count_exact=exact,
+        sample_rows=sample,
+    )
+    return description, keepable
+
+
+def schema_ddl(connection: GuardedConnection, *, alias: str, max_chars: int) -> str:
+    """Every CREATE statement, tables first, up to ``max_chars`` and a note past it."""
+    parts: list[str] = []
+    size = 0
+    complete = True
+    cursor = connection.execute(
+        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' "
+        "ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'view' THEN 1 WHEN 'index' THEN 2 ELSE 3 END, name"
+    )
+    for (statement,) in cursor:  # streamed: stop reading once the budget is spent
+        if size > max_chars:
+            complete = False
+            break
+        parts.append(f"{statement};")
+        size += len(parts[-1]) + 2
+    text = "\n\n".join(parts) + "\n"
+    if complete and len(text) <= max_chars:
+        return text
+    total = (
+        len(parts)
+        if complete
+        else connection.execute(
+            "SELECT count(*) FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'"
+        ).fetchone()[0]
+    )
+    cut = bound_text(text, max_chars).text
+    whole, end = 0, 0
+    for part in parts:  # statements shown in full
+        end += len(part)
+        if end > len(cut):
+            break
+        whole += 1
+        end += 2  # the blank line between statements
+    partly = (
+        ""
+        if whole == len(parts) or end - len(parts[whole]) >= len(cut)
+        else ", and the start of the next one"
+    )
+    return (
+        cut.rstrip("\n")
+        + f"\n\n-- Truncated: the schema is larger than one reply ({max_chars:,} characters). Shown: the "
+        f"first {whole} of {total} CREATE statements in full{partly} (tables first, then views, indexes, "
+        "triggers). Call list_tables to see every table, and describe_table (or read "
+        f"sqlite://{alias}/tables/NAME) for one table's CREATE statement, columns and indexes.\n"
+    )
+
+
+def columns_nearby(connection: GuardedConnection, sql: str | None) -> ColumnsNearby:
+    """The tables ``sql`` names and their columns; when it names none the catalog knows, the columns
+    of its first :data:`HINT_TABLES` tables."""
+    catalog = table_names(connection)
+    by_name = {name.lower(): name for name in catalog}
+    named = list(dict.fromkeys(by_name[w] for w in _identifiers(sql or "") if w in by_name))
+    tables = named or catalog[:HINT_TABLES]
+    columns = {
+        table: [r[0] for r in connection.execute("SELECT name FROM pragma_table_info(?)", (table,))]
+        for table in tables
+    }
+    return named, columns
+
+
+def scan_notes(connection: GuardedConnection, details: Sequence[str], sql: str) -> list[str]:
+    """For each full table scan in a plan: the referenced, unindexed column an index would help on."""
+    notes = []
+    words = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", sql)}
+    tables = {
+        name
+        for (name,) in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    }
+    for detail in details:
+        match = re.match(r"SCAN (\S+)(?: AS \S+)?$", detail)
+        if not match or match.group(1) not in tables:
+            continue
+        table = match.group(1)
+        # The leading column of every index (UNIQUE constraints' own included), and the primary key.
+        indexed = {
+            name
+            for (name,) in connection.execute(
+                "SELECT ii.name FROM pragma_index_list(?) AS il, pragma_index_info(il.name) AS ii "
+                "WHERE ii.seqno = 0 AND ii.name IS NOT NULL "
+                "UNION SELECT name FROM pragma_table_info(?) WHERE pk > 0",
+                (table, table),
+            )
+        }
+        candidates = [
+            name
+            for (name,) in connection.execute(
+                "SELECT name FROM pragma_table_xinfo(?) WHERE hidden != 1 ORDER BY cid", (table,)
+            )
+            if name.lower() in words and name not in indexed
+        ]
+        if candidates:
+            notes.append(
+                f"Full scan of {table}: an index on {table}({candidates[0]}) would avoid it if that column "
+                f"filters or joins here (referenced, unindexed: {', '.join(candidates)})."
+            )
+        else:
+            notes.append(
+                f"Full scan of {table}: expected when every row is needed; no unindexed filter column found."
+            )
+    return notes
+
+
+def volatile(connection: GuardedConnection) -> bool:
+    """Whether a statement on this checkout called a function whose result can change while the file does
+    not (a view using random() or datetime('now')): such an answer is not kept in the catalog cache."""
+    return any(
+        action == sqlite3.SQLITE_FUNCTION and (name or "").lower() in VOLATILE_FUNCTIONS
+        for action, name in connection.auth_log.actions
+    )
+
+
+_IDENTIFIER = re.compile(r'"((?:[^"]|"")+)"|`([^`]+)`|\[([^\]]+)\]|([^\W\d][\w$]*)')
+
+
+def _identifiers(sql: str) -> Iterator[str]:
+    """Every identifier-like word of ``sql``, unquoted and lower-cased (string literals included)."""
+    for match in _IDENTIFIER.finditer(sql):
+        quoted, backticked, bracketed, bare = match.groups()
+        word = quoted.replace('""', '"') if quoted is not None else backticked or bracketed or bare
+        yield word.lower()
