@@ -6,14 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-import anyio
-
 from dockyard_shared import InvalidArgument, NotFound, did_you_mean
+from dockyard_shared.offload import run_in_thread
 
 from .database import Budget, Database
 from .settings import Settings
 
-__all__ = ["DatabaseSet", "run_in_thread"]
+__all__ = ["DatabaseSet"]
 
 T = TypeVar("T")
 
@@ -60,14 +59,3 @@ class DatabaseSet:
         """
         budget = Budget(self.limits.timeout_ms)
         return await run_in_thread(lambda: work(budget), on_cancel=budget.cancelled.set)
-
-
-# Until dockyard_shared.offload lands: the same signature, so switching is an import.
-async def run_in_thread(work: Callable[[], T], *, on_cancel: Callable[[], None] | None = None) -> T:
-    """``work()`` off the event loop; on cancellation ``on_cancel()`` runs and the thread is abandoned."""
-    try:
-        return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
-    except anyio.get_cancelled_exc_class():
-        if on_cancel is not None:
-            on_cancel()
-        raise

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dockyard_shared import InvalidArgument
+from dockyard_shared.paths import user_data_dir
 
 __all__ = ["DatabaseSpec", "Limits", "Settings", "default_demo_path", "parse_database_spec"]
 
@@ -67,5 +68,4 @@ def check_unique_aliases(specs: list[DatabaseSpec]) -> None:
 
 def default_demo_path() -> Path:
     """Where the generated sample database lives: the user data directory."""
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "dockyard" / "sqlite" / "demo.db"
+    return user_data_dir("sqlite") / "demo.db"
