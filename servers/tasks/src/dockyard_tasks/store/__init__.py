@@ -1,0 +1,368 @@
+"""The task store: every read and write of the tracker, on SQLite or PostgreSQL, with no MCP in sight.
+
+:class:`TaskStore` is the facade the protocol layer calls. Each method is one transaction: a write
+either commits all it did (a whole batch, a whole import) or nothing, records every change in the
+activity history under one revision, and after commit tells the store's listeners what changed
+(``subscribe``), which is how resource subscribers hear about it.
+
+Methods are blocking; the server runs them in worker threads (``dockyard_shared.offload``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import Connection, select
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.orm import Session
+
+from dockyard_shared import Conflict, InvalidArgument, Problem, UpstreamUnavailable
+
+from ..models import (
+    BatchItem,
+    BatchResult,
+    ChangePage,
+    CommentResult,
+    DeleteResult,
+    DependencyResult,
+    ImportResult,
+    NextTask,
+    ProjectExport,
+    ProjectInfo,
+    ProjectList,
+    Summary,
+    TaskDetail,
+    TaskPage,
+    UpdateResult,
+)
+from . import mutations, queries, transfer
+from .engine import WRITE, is_postgres, make_engine, shown_url
+from .history import ChangeEvent, Recorder
+from .migrate import migrate
+from .mutations import TaskChanges, TaskDraft
+from .queries import TaskFilter
+from .rules import check_name, format_task_id, parse_project_key, parse_task_id
+from .schema import Project, Task
+
+__all__ = ["ChangeEvent", "StoreLimits", "TaskChanges", "TaskDraft", "TaskFilter", "TaskStore"]
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[ChangeEvent], None]
+
+
+@dataclass(frozen=True)
+class StoreLimits:
+    page_default: int = 50  # list_tasks rows when the caller does not say
+    page_max: int = 200
+    page_chars: int = 60_000  # JSON characters per page of tasks or changes (~15,000 tokens)
+    batch_max: int = 100  # tasks per create_tasks call
+    related: int = 50  # subtasks and blocked tasks shown by get_task
+    history: int = 20  # comments and changes shown by get_task
+    projects: int = 200
+    summary_groups: int = 50  # assignees and projects shown in a summary
+    export_tasks: int = 200  # tasks per export page
+    import_tasks: int = 5_000
+
+
+def utc_now() -> datetime:
+    """Naive UTC, to the second (what the schema stores; see schema.py)."""
+    return datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+
+
+def _problem_for(error: DBAPIError) -> Problem:
+    """A database failure, worded for the model."""
+    code = getattr(error.orig, "sqlstate", None) or ""
+    text = str(error.orig).lower()
+    if isinstance(error, IntegrityError) or code in ("40001", "40P01", "55P03") or "locked" in text:
+        return Conflict(
+            "Another change to the same tasks was being made at the same moment; nothing of this call was saved.",
+            next_step="Retry the call; read the task again first if you passed expected_version.",
+            retryable=True,
+        )
+    if error.connection_invalidated or code.startswith("08") or "connect" in text:
+        return UpstreamUnavailable(
+            "The task database cannot be reached.",
+            next_step="Retry in a moment; if it persists, the operator should check the database server.",
+        )
+    log.error("database error: %s", error)
+    return Conflict(
+        "The database refused the change; nothing of this call was saved.",
+        next_step="Check the values against the tool's description, then retry.",
+    )
+
+
+class TaskStore:
+    def __init__(
+        self,
+        url: str,
+        *,
+        limits: StoreLimits | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        pool_size: int = 5,
+    ) -> None:
+        self.url = url
+        self.limits = limits or StoreLimits()
+        self.clock = clock
+        self.engine = make_engine(url, pool_size=pool_size)
+        try:
+            migrate(self.engine)
+        except DBAPIError as error:
+            self.engine.dispose()
+            raise UpstreamUnavailable(
+                f"Cannot open the task database {shown_url(self.engine.url.render_as_string())}: {error.orig}",
+                next_step="Check --database-url and that the database server is running.",
+            ) from None
+        self.postgres = is_postgres(self.engine)
+        self._listeners: dict[int, Listener] = {}
+        self._listener_lock = threading.Lock()
+        # Called inside each write transaction, after its changes (PostgreSQL NOTIFY rides here).
+        self.in_transaction: list[Callable[[Connection, ChangeEvent], None]] = []
+        self._summary_cache: dict[tuple, Summary] = {}
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- listeners -----------------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(event)`` after each committed write of this process; returns unsubscribe."""
+        with self._listener_lock:
+            token = id(listener)
+            self._listeners[token] = listener
+        return lambda: self._listeners.pop(token, None)
+
+    def publish(self, event: ChangeEvent) -> None:
+        for listener in list(self._listeners.values()):
+            try:
+                listener(event)
+            except Exception:  # one broken listener must not fail the write that already committed
+                log.exception("change listener failed")
+
+    # -- transactions ----------------------------------------------------------------------------
+
+    @contextmanager
+    def _reading(self) -> Iterator[Session]:
+        try:
+            with self.engine.connect() as connection:
+                if self.postgres:
+                    # One snapshot for every query of the call (get_task, summary read several tables).
+                    connection = connection.execution_options(isolation_level="REPEATABLE READ")
+                with Session(bind=connection) as session, session.begin():
+                    yield session
+        except DBAPIError as error:
+            raise _problem_for(error) from None
+
+    @contextmanager
+    def _writing(self, actor: str) -> Iterator[tuple[Session, Recorder]]:
+        actor = check_name(actor, field="actor")
+        event = None
+        try:
+            with (
+                self.engine.connect().execution_options(**{WRITE: True}) as connection,
+                Session(bind=connection, expire_on_commit=False) as session,
+                session.begin(),
+            ):
+                recorder = Recorder(session, actor, self.clock())
+                yield session, recorder
+                event = recorder.finish()
+                if event.revision:
+                    for hook in self.in_transaction:
+                        hook(session.connection(), event)
+        except DBAPIError as error:
+            raise _problem_for(error) from None
+        if event is not None and event.revision:
+            self.publish(event)
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    def list_projects(self) -> ProjectList:
+        with self._reading() as s:
+            return queries.list_projects(s, limit=self.limits.projects)
+
+    def list_tasks(
+        self, query: TaskFilter, *, limit: int | None = None, full: bool = False, cursor: str | None = None
+    ) -> TaskPage:
+        limit = min(max(1, limit or self.limits.page_default), self.limits.page_max)
+        with self._reading() as s:
+            return queries.list_tasks(
+                s, query, limit=limit, max_chars=self.limits.page_chars, full=full, cursor=cursor
+            )
+
+    def get_task(self, task_id: str) -> TaskDetail:
+        ref = parse_task_id(task_id)
+        with self._reading() as s:
+            return queries.get_task(
+                s, ref, related_limit=self.limits.related, history_limit=self.limits.history
+            )
+
+    def next_task(self, assignee: str, project: str | None = None) -> NextTask:
+        assignee = check_name(assignee, field="assignee")
+        key = parse_project_key(project) if project else None
+        with self._reading() as s:
+            return queries.next_task(s, assignee=assignee, project=key)
+
+    def changes_since(
+        self, cursor: str | None = None, *, project: str | None = None, limit: int = 100
+    ) -> ChangePage:
+        key = parse_project_key(project) if project else None
+        limit = min(max(1, limit), self.limits.page_max)
+        with self._reading() as s:
+            return queries.changes_since(
+                s, cursor, project=key, limit=limit, max_chars=self.limits.page_chars
+            )
+
+    def summary(self, project: str | None = None) -> Summary:
+        """Computed by SQL aggregation; kept until the next change (any replica's) or the next day."""
+        key = parse_project_key(project) if project else None
+        today = self.clock().date()
+        with self._reading() as s:
+            revision = queries.current_revision(s)
+            cache_key = (key, today, revision)
+            kept = self._summary_cache.get(cache_key)
+            if kept is not None:
+                return kept
+            result = queries.summary(s, today=today, project=key, max_groups=self.limits.summary_groups)
+        if len(self._summary_cache) > 64:
+            self._summary_cache.clear()
+        self._summary_cache[cache_key] = result
+        return result
+
+    def export_project(self, key: str, cursor: str | None = None) -> ProjectExport:
+        key = parse_project_key(key)
+        with self._reading() as s:
+            return transfer.export_page(
+                s, key, cursor, max_tasks=self.limits.export_tasks, max_chars=self.limits.page_chars
+            )
+
+    def revision(self) -> int:
+        with self._reading() as s:
+            return queries.current_revision(s)
+
+    # -- completions ---------------------------------------------------------------------------------
+
+    def project_keys(self, prefix: str = "", limit: int = 50) -> list[str]:
+        with self._reading() as s:
+            return list(
+                s.scalars(
+                    select(Project.key)
+                    .where(Project.key.startswith(prefix.upper(), autoescape=True))
+                    .order_by(Project.key)
+                    .limit(limit)
+                )
+            )
+
+    def task_ids(self, prefix: str = "", limit: int = 50) -> list[str]:
+        key, _, number = prefix.upper().partition("-")
+        with self._reading() as s:
+            statement = select(Project.key, Task.number).join(Project, Project.id == Task.project_id)
+            if number:
+                statement = statement.where(Project.key == key)
+            elif key:
+                statement = statement.where(Project.key.startswith(key, autoescape=True))
+            rows = s.execute(statement.order_by(Project.key, Task.number).limit(5_000 if number else limit))
+            ids = [format_task_id(k, n) for k, n in rows]
+        return [i for i in ids if i.startswith(prefix.upper())][:limit]
+
+    def assignees(self, prefix: str = "", limit: int = 50) -> list[str]:
+        with self._reading() as s:
+            return list(
+                s.scalars(
+                    select(Task.assignee)
+                    .where(Task.assignee.is_not(None), Task.assignee.startswith(prefix, autoescape=True))
+                    .group_by(Task.assignee)
+                    .order_by(Task.assignee)
+                    .limit(limit)
+                )
+            )
+
+    # -- writes ---------------------------------------------------------------------------------------
+
+    def create_project(self, key: str, name: str, description: str = "", *, actor: str) -> ProjectInfo:
+        with self._writing(actor) as (s, rec):
+            return mutations.create_project(s, rec, key, name, description)
+
+    def create_task(self, draft: TaskDraft, *, actor: str) -> UpdateResult:
+        with self._writing(actor) as (s, rec):
+            ((task, key),) = mutations.create_tasks(s, rec, [draft], batch=False)
+            row = mutations.stored_row(s, task, key)
+        return UpdateResult(task=row, changed=["created"], version=1)
+
+    def create_tasks(self, drafts: Sequence[TaskDraft], *, actor: str) -> BatchResult:
+        if not drafts:
+            raise InvalidArgument("The batch is empty.", next_step="Pass at least one task.")
+        if len(drafts) > self.limits.batch_max:
+            raise InvalidArgument(
+                f"The batch holds {len(drafts)} tasks; one call creates at most {self.limits.batch_max}.",
+                next_step=f"Split it into batches of up to {self.limits.batch_max}.",
+            )
+        with self._writing(actor) as (s, rec):
+            created = mutations.create_tasks(s, rec, drafts, batch=True)
+            items = [
+                BatchItem(index=i, id=format_task_id(key, task.number), title=task.title)
+                for i, (task, key) in enumerate(created)
+            ]
+        return BatchResult(created=items, count=len(items))
+
+    def update_task(
+        self,
+        task_id: str,
+        changes: TaskChanges,
+        *,
+        actor: str,
+        expected_version: int | None = None,
+        force: bool = False,
+    ) -> UpdateResult:
+        ref = parse_task_id(task_id)
+        with self._writing(actor) as (s, rec):
+            row, changed = mutations.update_task(
+                s, rec, ref, changes, expected_version=expected_version, force=force
+            )
+        note = None if changed else "Nothing changed: every value given was already the task's."
+        return UpdateResult(task=row, changed=changed, version=row.version or 0, note=note)
+
+    def set_status(
+        self,
+        task_id: str,
+        new_status: str,
+        *,
+        actor: str,
+        force: bool = False,
+        expected_version: int | None = None,
+    ) -> UpdateResult:
+        return self.update_task(
+            task_id,
+            TaskChanges(status=new_status),
+            actor=actor,
+            expected_version=expected_version,
+            force=force,
+        )
+
+    def add_comment(self, task_id: str, body: str, *, actor: str) -> CommentResult:
+        ref = parse_task_id(task_id)
+        with self._writing(actor) as (s, rec):
+            return mutations.add_comment(s, rec, ref, body)
+
+    def add_dependency(self, task_id: str, blocked_by: str, *, actor: str) -> DependencyResult:
+        ref, blocker = parse_task_id(task_id), parse_task_id(blocked_by)
+        with self._writing(actor) as (s, rec):
+            return mutations.link(s, rec, ref, blocker, add=True)
+
+    def remove_dependency(self, task_id: str, blocked_by: str, *, actor: str) -> DependencyResult:
+        ref, blocker = parse_task_id(task_id), parse_task_id(blocked_by)
+        with self._writing(actor) as (s, rec):
+            return mutations.link(s, rec, ref, blocker, add=False)
+
+    def delete_task(self, task_id: str, *, actor: str) -> DeleteResult:
+        ref = parse_task_id(task_id)
+        with self._writing(actor) as (s, rec):
+            return mutations.delete_task(s, rec, ref)
+
+    def import_project(self, document: object, *, actor: str, key: str | None = None) -> ImportResult:
+        with self._writing(actor) as (s, rec):
+            return transfer.import_document(s, rec, document, key=key, max_tasks=self.limits.import_tasks)

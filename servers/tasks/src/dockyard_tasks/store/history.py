@@ -1,0 +1,198 @@
+"""The activity history: every change recorded as what, old → new, when and by whom.
+
+A write transaction collects its changes in a :class:`Recorder`; ``finish()`` takes the next revision
+from the one-row ``feed`` table (which locks that row until commit, so revisions follow commit order)
+and writes the activity rows under it. The :class:`ChangeEvent` it returns is what the notification
+layer fans out once the transaction has committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from ..models import ChangeEntry
+from .rules import format_task_id
+from .schema import Activity, Feed, Task
+
+__all__ = [
+    "ChangeEvent",
+    "Recorder",
+    "change_entry",
+    "changes_after_version",
+    "describe_changes",
+    "iso",
+    "shown",
+]
+
+SHOWN_VALUE = 200  # characters of an old/new value shown in a history entry
+
+
+def iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat(timespec="seconds") + "Z"
+
+
+def shown(value: str | None, limit: int = SHOWN_VALUE) -> str | None:
+    if value is None or len(value) <= limit:
+        return value
+    return value[:limit] + f"… ({len(value):,} characters)"
+
+
+def _as_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, list | tuple):
+        return ", ".join(str(item) for item in value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class ChangeEvent:
+    """What one committed transaction changed, by resource."""
+
+    revision: int
+    tasks: tuple[str, ...] = ()  # task ids changed (created, updated, deleted)
+    projects: tuple[str, ...] = ()  # project keys whose summary changed
+    created: tuple[str, ...] = ()  # task ids that came into existence
+    deleted: tuple[str, ...] = ()  # task ids that no longer exist
+    new_projects: tuple[str, ...] = ()
+
+    @property
+    def resources_changed(self) -> bool:
+        """Did resources come or go (a task:// or project:// URI appeared or vanished)?"""
+        return bool(self.created or self.deleted or self.new_projects)
+
+
+@dataclass
+class Recorder:
+    session: Session
+    actor: str
+    now: datetime
+    rows: list[Activity] = field(default_factory=list)
+    # Rows about a task get its id and final version at finish(): a new task has no id before the
+    # flush, and a task's version moves once per transaction, whatever number of fields changed.
+    about: list[tuple[Activity, Task]] = field(default_factory=list)
+    tasks: dict[str, None] = field(default_factory=dict)
+    projects: dict[str, None] = field(default_factory=dict)
+    created: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    new_projects: list[str] = field(default_factory=list)
+
+    def _add(self, key: str, task: Task | None, action: str, *, field_name=None, old=None, new=None) -> None:
+        self.projects[key] = None
+        row = Activity(
+            at=self.now,
+            actor=self.actor,
+            project_key=key,
+            task_id=task.id if task is not None else None,
+            task_number=task.number if task is not None else None,
+            task_version=task.version if task is not None else None,
+            action=action,
+            field=field_name,
+            old_value=_as_text(old),
+            new_value=_as_text(new),
+        )
+        self.rows.append(row)
+        if task is not None:
+            self.tasks[format_task_id(key, task.number)] = None
+            if action != "deleted":
+                self.about.append((row, task))
+
+    def project_created(self, key: str, name: str, action: str = "project_created") -> None:
+        self.new_projects.append(key)
+        self._add(key, None, action, new=name)
+
+    def task_created(self, key: str, task: Task) -> None:
+        self.created.append(format_task_id(key, task.number))
+        self._add(key, task, "created", new=task.title)
+
+    def task_changed(self, key: str, task: Task, name: str, old: Any, new: Any) -> None:
+        self._add(key, task, "changed", field_name=name, old=old, new=new)
+
+    def commented(self, key: str, task: Task, body: str) -> None:
+        self._add(key, task, "commented", new=shown(body))
+
+    def linked(self, key: str, task: Task, blocker_id: str, *, added: bool) -> None:
+        if added:
+            self._add(key, task, "linked", field_name="blocked_by", new=blocker_id)
+        else:
+            self._add(key, task, "unlinked", field_name="blocked_by", old=blocker_id)
+
+    def task_deleted(self, key: str, task: Task) -> None:
+        self.deleted.append(format_task_id(key, task.number))
+        self._add(key, task, "deleted", old=task.title)
+
+    def imported(self, rows: Iterable[Activity]) -> None:
+        """History carried over from an export, written as it was (it keeps its own actors and times)."""
+        self.rows.extend(rows)
+
+    def finish(self) -> ChangeEvent:
+        """Write the rows under the next revision (call last in the transaction, just before commit)."""
+        if not self.rows:
+            return ChangeEvent(revision=0)
+        self.session.flush()  # task ids first, so the lock on feed is held as briefly as possible
+        revision = self.session.execute(
+            update(Feed).where(Feed.id == 1).values(revision=Feed.revision + 1).returning(Feed.revision)
+        ).scalar_one()
+        for row, task in self.about:
+            row.task_id, row.task_version = task.id, task.version
+        for row in self.rows:
+            row.revision = revision
+        self.session.add_all(self.rows)
+        self.session.flush()
+        return ChangeEvent(
+            revision=revision,
+            tasks=tuple(self.tasks),
+            projects=tuple(self.projects),
+            created=tuple(self.created),
+            deleted=tuple(self.deleted),
+            new_projects=tuple(self.new_projects),
+        )
+
+
+def change_entry(row: Activity) -> ChangeEntry:
+    return ChangeEntry(
+        revision=row.revision,
+        at=iso(row.at) or "",
+        actor=row.actor,
+        project=row.project_key,
+        task=format_task_id(row.project_key, row.task_number) if row.task_number is not None else None,
+        version=row.task_version,
+        action=row.action,
+        field=row.field,
+        old=shown(row.old_value),
+        new=shown(row.new_value),
+    )
+
+
+def changes_after_version(session: Session, task_id: int, version: int, limit: int = 20) -> list[Activity]:
+    return list(
+        session.scalars(
+            select(Activity)
+            .where(Activity.task_id == task_id, Activity.task_version > version)
+            .order_by(Activity.id)
+            .limit(limit)
+        )
+    )
+
+
+def describe_changes(rows: list[Activity]) -> str:
+    """``v4 status todo → in_progress by alice at …; v5 title …`` for a conflict message."""
+    parts = []
+    for row in rows:
+        what = row.field or row.action
+        if row.action == "changed":
+            text = f"{what} {shown(row.old_value, 60)!r} → {shown(row.new_value, 60)!r}"
+        elif row.action in ("linked", "unlinked"):
+            text = f"{row.action} {row.new_value or row.old_value}"
+        else:
+            text = row.action
+        parts.append(f"v{row.task_version} {text} by {row.actor} at {iso(row.at)}")
+    return "; ".join(parts)

@@ -1,0 +1,550 @@
+"""Reads: lookups, filtered pages of tasks, one task in full, the next task, the change feed, summaries.
+
+Every list is bounded twice — by count and by JSON size — and pages by keyset (the last row's sort key
+and id), so page 500 of 100,000 tasks costs what page 1 does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import Select, and_, case, exists, func, literal, or_, select, tuple_
+from sqlalchemy.orm import Session, aliased
+
+from dockyard_shared import InvalidArgument, NotFound, bound_items, decode_cursor, did_you_mean, encode_cursor
+
+from ..models import (
+    ChangeEntry,
+    ChangePage,
+    CommentEntry,
+    NextTask,
+    ProjectInfo,
+    ProjectList,
+    RelatedTask,
+    Summary,
+    TaskDetail,
+    TaskPage,
+    TaskRow,
+)
+from .history import change_entry, iso
+from .rules import OPEN, STATUSES, TaskRef, format_task_id, priority_name, task_not_found
+from .schema import Activity, Comment, Dependency, Feed, Label, Project, Task
+
+__all__ = [
+    "TaskFilter",
+    "changes_since",
+    "current_revision",
+    "find_project",
+    "find_task",
+    "get_task",
+    "list_projects",
+    "list_tasks",
+    "next_task",
+    "summary",
+]
+
+FAR_FUTURE = date(9999, 12, 31)  # where tasks without a due date sort
+SORTS = ("created", "priority", "due", "updated")
+LIST_DESCRIPTION_CHARS = 1_000  # a description in a full list row; get_task shows it all
+
+
+@dataclass(frozen=True)
+class TaskFilter:
+    project: str | None = None
+    statuses: tuple[str, ...] = ()
+    assignee: str | None = None
+    label: str | None = None
+    text: str | None = None
+    due_before: date | None = None
+    due_after: date | None = None
+    parent: TaskRef | None = None
+    sort: str = "created"
+
+    def digest(self) -> str:
+        raw = json.dumps(asdict(self), default=str, sort_keys=True)
+        return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+# -- lookups ---------------------------------------------------------------------------------------
+
+
+def find_project(session: Session, key: str) -> Project:
+    project = session.scalars(select(Project).where(Project.key == key)).one_or_none()
+    if project is None:
+        keys = session.scalars(select(Project.key).order_by(Project.key).limit(200)).all()
+        hint = did_you_mean(key, keys, kind="project key") if keys else "There are no projects yet."
+        raise NotFound(
+            f"Project {key} does not exist.", next_step=f"{hint} Use list_projects to see the projects."
+        )
+    return project
+
+
+def find_task(session: Session, ref: TaskRef, *, lock: bool = False) -> tuple[Task, str]:
+    """The task and its project key; ``lock`` holds the row until commit (PostgreSQL)."""
+    statement = (
+        select(Task, Project.key)
+        .join(Project, Project.id == Task.project_id)
+        .where(Project.key == ref.key, Task.number == ref.number)
+    )
+    if lock:
+        statement = statement.with_for_update(of=Task)
+    found = session.execute(statement).one_or_none()
+    if found is None:
+        raise task_not_found(str(ref))
+    return found[0], found[1]
+
+
+def task_ids(session: Session, ids: list[int]) -> dict[int, str]:
+    """Human ids of tasks by database id."""
+    if not ids:
+        return {}
+    rows = session.execute(
+        select(Task.id, Project.key, Task.number)
+        .join(Project, Project.id == Task.project_id)
+        .where(Task.id.in_(ids))
+    )
+    return {row[0]: format_task_id(row[1], row[2]) for row in rows}
+
+
+def related(session: Session, condition: Any, *, limit: int | None = None) -> list[RelatedTask]:
+    statement = (
+        select(Project.key, Task.number, Task.title, Task.status)
+        .join(Project, Project.id == Task.project_id)
+        .where(condition)
+        .order_by(Task.id)
+    )
+    if limit is not None:
+        statement = statement.limit(limit)
+    return [
+        RelatedTask(id=format_task_id(key, number), title=title, status=status)
+        for key, number, title, status in session.execute(statement)
+    ]
+
+
+def open_blockers(session: Session, task_id: int) -> list[RelatedTask]:
+    return related(
+        session,
+        and_(
+            Task.id.in_(select(Dependency.blocker_id).where(Dependency.task_id == task_id)),
+            Task.status.in_(OPEN),
+        ),
+    )
+
+
+# -- projects ----------------------------------------------------------------------------------------
+
+
+def list_projects(session: Session, *, limit: int) -> ProjectList:
+    counts = (
+        select(
+            Task.project_id,
+            func.count().label("tasks"),
+            func.sum(case((Task.status.in_(OPEN), 1), else_=0)).label("open"),
+        )
+        .group_by(Task.project_id)
+        .subquery()
+    )
+    rows = session.execute(
+        select(Project, func.coalesce(counts.c.tasks, 0), func.coalesce(counts.c.open, 0))
+        .outerjoin(counts, counts.c.project_id == Project.id)
+        .order_by(Project.key)
+        .limit(limit + 1)
+    ).all()
+    total = session.scalar(select(func.count()).select_from(Project)) or 0
+    projects = [
+        ProjectInfo(
+            key=p.key,
+            name=p.name,
+            description=p.description,
+            tasks=int(tasks),
+            open=int(open_),
+            created_at=iso(p.created_at) or "",
+        )
+        for p, tasks, open_ in rows[:limit]
+    ]
+    truncated = len(rows) > limit
+    note = f"Showing the first {limit} of {total} projects by key." if truncated else None
+    return ProjectList(projects=projects, total=total, truncated=truncated, note=note)
+
+
+# -- list_tasks ----------------------------------------------------------------------------------------
+
+
+def _sort_columns(sort: str) -> tuple[list[Any], bool]:
+    """The keyset columns of a sort (the last is always the id) and whether it runs descending."""
+    if sort == "priority":
+        return [Task.priority, Task.id], False
+    if sort == "due":
+        return [func.coalesce(Task.due_date, FAR_FUTURE), Task.id], False
+    if sort == "updated":
+        return [Task.updated_at, Task.id], True
+    return [Task.id], False
+
+
+def _key_values(sort: str, row: Any) -> list[Any]:
+    if sort == "priority":
+        return [row.priority, row.id]
+    if sort == "due":
+        return [(row.due_date or FAR_FUTURE).isoformat(), row.id]
+    if sort == "updated":
+        return [row.updated_at.isoformat(), row.id]
+    return [row.id]
+
+
+def _decoded_key(sort: str, values: list[Any]) -> list[Any]:
+    if sort == "due":
+        return [date.fromisoformat(values[0]), values[1]]
+    if sort == "updated":
+        return [datetime.fromisoformat(values[0]), values[1]]
+    return values
+
+
+def _filtered(session: Session, query: TaskFilter, statement: Select) -> Select:
+    if query.project is not None:
+        statement = statement.where(Task.project_id == find_project(session, query.project).id)
+    if query.statuses:
+        statement = statement.where(Task.status.in_(query.statuses))
+    if query.assignee is not None:
+        statement = statement.where(Task.assignee == query.assignee)
+    if query.label is not None:
+        statement = statement.where(
+            exists().where(Label.task_id == Task.id, Label.label == query.label.strip().lower())
+        )
+    if query.text:
+        escaped = query.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern = f"%{escaped}%"
+        statement = statement.where(
+            or_(Task.title.ilike(pattern, escape="\\"), Task.description.ilike(pattern, escape="\\"))
+        )
+    if query.due_before is not None:
+        statement = statement.where(Task.due_date < query.due_before)
+    if query.due_after is not None:
+        statement = statement.where(Task.due_date > query.due_after)
+    if query.parent is not None:
+        parent, _ = find_task(session, query.parent)
+        statement = statement.where(Task.parent_id == parent.id)
+    return statement
+
+
+def list_tasks(
+    session: Session, query: TaskFilter, *, limit: int, max_chars: int, full: bool, cursor: str | None
+) -> TaskPage:
+    columns, descending = _sort_columns(query.sort)
+    statement = select(
+        Task.id,
+        Project.key,
+        Task.number,
+        Task.title,
+        Task.status,
+        Task.priority,
+        Task.assignee,
+        Task.due_date,
+        Task.updated_at,
+        *([Task.description, Task.parent_id, Task.version, Task.created_at] if full else []),
+    ).join(Project, Project.id == Task.project_id)
+    statement = _filtered(session, query, statement)
+    if cursor:
+        state = decode_cursor(cursor, tool="list_tasks")
+        if state.get("f") != query.digest():
+            raise InvalidArgument(
+                "This cursor belongs to a list_tasks call with other filters or another sort.",
+                next_step="Pass the same filters and sort as the call that gave the cursor, or drop the cursor.",
+            )
+        after = tuple_(*columns)
+        key = tuple_(*[literal(v) for v in _decoded_key(query.sort, state["k"])])
+        statement = statement.where(after < key if descending else after > key)
+    order = [c.desc() for c in columns] if descending else columns
+    rows = session.execute(statement.order_by(*order).limit(limit + 1)).all()
+    labels: dict[int, list[str]] = {}
+    parents: dict[int, str] = {}
+    if full and rows:
+        ids = [row.id for row in rows[:limit]]
+        for task_id, label in session.execute(
+            select(Label.task_id, Label.label).where(Label.task_id.in_(ids)).order_by(Label.label)
+        ):
+            labels.setdefault(task_id, []).append(label)
+        parents = task_ids(session, [row.parent_id for row in rows[:limit] if row.parent_id])
+
+    def to_row(row: Any) -> TaskRow:
+        task = TaskRow(
+            id=format_task_id(row.key, row.number),
+            title=row.title,
+            status=row.status,
+            priority=priority_name(row.priority),
+            assignee=row.assignee,
+            due=row.due_date.isoformat() if row.due_date else None,
+        )
+        if full:
+            description = row.description
+            if len(description) > LIST_DESCRIPTION_CHARS:
+                description = (
+                    description[:LIST_DESCRIPTION_CHARS]
+                    + f"… [cut at {LIST_DESCRIPTION_CHARS:,} of {len(description):,} characters: get_task shows all]"
+                )
+            task.description = description
+            task.labels = labels.get(row.id, [])
+            task.parent = parents.get(row.parent_id) if row.parent_id else None
+            task.version = row.version
+            task.created_at = iso(row.created_at)
+            task.updated_at = iso(row.updated_at)
+        return task
+
+    bounded = bound_items(
+        (to_row(row) for row in rows[:limit]),
+        max_items=limit,
+        max_chars=max_chars,
+        size_of=lambda r: len(r.model_dump_json(exclude_none=True)),
+    )
+    shown_rows = rows[: len(bounded.items)]
+    has_more = len(rows) > len(bounded.items)
+    next_cursor = None
+    note = None
+    if has_more:
+        last = shown_rows[-1]
+        next_cursor = encode_cursor({"f": query.digest(), "k": _key_values(query.sort, last)})
+        why = "the page size limit" if bounded.truncated else f"limit={limit}"
+        note = (
+            f"More tasks match (page cut by {why}): call list_tasks again with the same filters and cursor."
+        )
+    return TaskPage(
+        tasks=bounded.items, count=len(bounded.items), has_more=has_more, next_cursor=next_cursor, note=note
+    )
+
+
+# -- get_task ------------------------------------------------------------------------------------------
+
+
+def get_task(session: Session, ref: TaskRef, *, related_limit: int, history_limit: int) -> TaskDetail:
+    task, key = find_task(session, ref)
+    parent = related(session, Task.id == task.parent_id)[0] if task.parent_id else None
+    blocked_by = related(
+        session, Task.id.in_(select(Dependency.blocker_id).where(Dependency.task_id == task.id))
+    )
+    blocks = related(
+        session,
+        Task.id.in_(select(Dependency.task_id).where(Dependency.blocker_id == task.id)),
+        limit=related_limit,
+    )
+    subtasks = related(session, Task.parent_id == task.id, limit=related_limit)
+    subtasks_total = session.scalar(select(func.count()).where(Task.parent_id == task.id)) or 0
+    comments = session.scalars(
+        select(Comment).where(Comment.task_id == task.id).order_by(Comment.id.desc()).limit(history_limit)
+    ).all()
+    comments_total = session.scalar(select(func.count()).where(Comment.task_id == task.id)) or 0
+    history = session.scalars(
+        select(Activity).where(Activity.task_id == task.id).order_by(Activity.id.desc()).limit(history_limit)
+    ).all()
+    history_total = session.scalar(select(func.count()).where(Activity.task_id == task.id)) or 0
+    labels = session.scalars(select(Label.label).where(Label.task_id == task.id).order_by(Label.label)).all()
+    cut = []
+    if comments_total > len(comments):
+        cut.append(f"the latest {len(comments)} of {comments_total} comments")
+    if history_total > len(history):
+        cut.append(f"the latest {len(history)} of {history_total} changes")
+    if subtasks_total > len(subtasks):
+        cut.append(f"the first {len(subtasks)} of {subtasks_total} subtasks (list_tasks parent=… lists all)")
+    note = "Showing " + "; ".join(cut) + "." if cut else None
+    if cut and history_total > len(history):
+        note += " changes_since gives the whole history."
+    return TaskDetail(
+        id=format_task_id(key, task.number),
+        project=key,
+        title=task.title,
+        description=task.description,
+        status=task.status,
+        priority=priority_name(task.priority),
+        assignee=task.assignee,
+        due=task.due_date.isoformat() if task.due_date else None,
+        labels=list(labels),
+        parent=parent,
+        version=task.version,
+        created_at=iso(task.created_at) or "",
+        created_by=task.created_by,
+        updated_at=iso(task.updated_at) or "",
+        blocked_by=blocked_by,
+        open_blockers=[b.id for b in blocked_by if b.status in OPEN],
+        blocks=blocks,
+        subtasks=subtasks,
+        subtasks_total=subtasks_total,
+        comments=[
+            CommentEntry(id=c.id, author=c.author, body=c.body, created_at=iso(c.created_at) or "")
+            for c in reversed(comments)
+        ],
+        comments_total=comments_total,
+        history=[change_entry(row) for row in reversed(history)],
+        history_total=history_total,
+        note=note,
+    )
+
+
+# -- next_task -----------------------------------------------------------------------------------------
+
+
+def next_task(session: Session, *, assignee: str, project: str | None, look_ahead: int = 10) -> NextTask:
+    blocker = aliased(Task)
+    has_open_blocker = (
+        exists()
+        .where(Dependency.task_id == Task.id, Dependency.blocker_id == blocker.id, blocker.status.in_(OPEN))
+        .correlate(Task)
+    )
+    base = (
+        select(Task.id, Project.key, Task.number, Task.title, Task.status, Task.priority, Task.assignee)
+        .add_columns(Task.due_date)
+        .join(Project, Project.id == Task.project_id)
+        .where(Task.assignee == assignee)
+    )
+    if project is not None:
+        base = base.where(Task.project_id == find_project(session, project).id)
+    in_progress = [
+        format_task_id(row.key, row.number)
+        for row in session.execute(base.where(Task.status == "in_progress").order_by(Task.id).limit(10))
+    ]
+    order = (Task.priority, func.coalesce(Task.due_date, FAR_FUTURE), Task.id)
+    ahead = session.execute(
+        base.add_columns(has_open_blocker.label("waiting"))
+        .where(Task.status == "todo")
+        .order_by(*order)
+        .limit(look_ahead)
+    ).all()
+    skipped = [format_task_id(r.key, r.number) for r in ahead if r.waiting]
+    pick = next((r for r in ahead if not r.waiting), None)
+    if pick is None and len(ahead) == look_ahead:
+        pick = session.execute(base.where(Task.status == "todo", ~has_open_blocker).order_by(*order)).first()
+    if pick is None:
+        whom = f"{assignee} in {project}" if project else assignee
+        reason = f"No todo task assigned to {whom} is free to start"
+        reason += f" ({len(skipped)} wait on open blockers)." if skipped else "."
+        return NextTask(task=None, reason=reason, in_progress=in_progress, skipped_blocked=skipped)
+    row = TaskRow(
+        id=format_task_id(pick.key, pick.number),
+        title=pick.title,
+        status=pick.status,
+        priority=priority_name(pick.priority),
+        assignee=pick.assignee,
+        due=pick.due_date.isoformat() if pick.due_date else None,
+    )
+    reason = f"{row.id} is the highest-priority todo task of {assignee} with no open blocker (priority {row.priority}"
+    reason += f", due {row.due})" if row.due else ", no due date)"
+    if skipped:
+        reason += f"; skipped {', '.join(skipped)}: waiting on open blockers"
+    if in_progress:
+        reason += f". Already in progress: {', '.join(in_progress)}"
+    return NextTask(task=row, reason=reason + ".", in_progress=in_progress, skipped_blocked=skipped)
+
+
+# -- change feed ---------------------------------------------------------------------------------------
+
+
+def parse_feed_cursor(cursor: str | None) -> tuple[int, int]:
+    """``"1532"`` (after that revision) or ``"1532.88412"`` (after that entry); empty: from the start."""
+    if not cursor:
+        return 0, 0
+    revision, _, entry = cursor.strip().partition(".")
+    try:
+        parsed = int(revision), int(entry or 2**62)
+    except ValueError:
+        raise InvalidArgument(
+            f"{cursor[:40]!r} is not a changes_since cursor.",
+            next_step="Pass next_cursor from the previous changes_since reply, a summary's revision, or nothing.",
+        ) from None
+    if parsed[0] < 0 or parsed[1] < 0:
+        raise InvalidArgument("A changes_since cursor is never negative.")
+    return parsed
+
+
+def changes_since(session: Session, cursor: str | None, *, project: str | None, limit: int, max_chars: int):
+    revision, entry = parse_feed_cursor(cursor)
+    statement = select(Activity).where(
+        tuple_(Activity.revision, Activity.id) > tuple_(literal(revision), literal(entry))
+    )
+    if project is not None:
+        statement = statement.where(Activity.project_key == find_project(session, project).key)
+    rows = session.scalars(statement.order_by(Activity.revision, Activity.id).limit(limit + 1)).all()
+    bounded = bound_items(
+        (change_entry(row) for row in rows[:limit]),
+        max_items=limit,
+        max_chars=max_chars,
+        size_of=lambda c: len(c.model_dump_json(exclude_none=True)),
+    )
+    changes: list[ChangeEntry] = bounded.items
+    has_more = len(rows) > len(changes)
+    if changes:
+        last = rows[len(changes) - 1]
+        next_cursor = f"{last.revision}.{last.id}"
+    elif cursor:
+        next_cursor = cursor.strip()
+    else:
+        next_cursor = "0"
+    note = "More changes follow: call changes_since again with next_cursor." if has_more else None
+    return ChangePage(
+        changes=changes, count=len(changes), has_more=has_more, next_cursor=next_cursor, note=note
+    )
+
+
+def current_revision(session: Session) -> int:
+    return session.scalar(select(Feed.revision).where(Feed.id == 1)) or 0
+
+
+# -- summary -------------------------------------------------------------------------------------------
+
+
+def summary(session: Session, *, today: date, project: str | None, max_groups: int) -> Summary:
+    """Totals by status, assignee and project, overdue, blocked and waiting: all by SQL aggregation."""
+    scope = []
+    if project is not None:
+        scope.append(Task.project_id == find_project(session, project).id)
+    by_status = {status: 0 for status in STATUSES}
+    for status, count in session.execute(
+        select(Task.status, func.count()).where(*scope).group_by(Task.status)
+    ):
+        by_status[status] = count
+    assignees = session.execute(
+        select(Task.assignee, func.count().label("n"))
+        .where(*scope)
+        .group_by(Task.assignee)
+        .order_by(func.count().desc(), Task.assignee)
+        .limit(max_groups + 1)
+    ).all()
+    by_assignee = {name or "": count for name, count in assignees[:max_groups]}
+    notes = []
+    if len(assignees) > max_groups:
+        notes.append(f"by_assignee shows the {max_groups} assignees with the most tasks")
+    by_project = None
+    if project is None:
+        by_project = {}
+        rows = session.execute(
+            select(Project.key, Task.status, func.count())
+            .join(Project, Project.id == Task.project_id)
+            .group_by(Project.key, Task.status)
+            .order_by(Project.key)
+        ).all()
+        for key, status, count in rows:
+            if key not in by_project and len(by_project) >= max_groups:
+                notes.append(f"by_project shows the first {max_groups} projects by key")
+                break
+            by_project.setdefault(key, {"total": 0})
+            by_project[key][status] = count
+            by_project[key]["total"] += count
+    overdue = session.scalar(select(func.count()).where(*scope, Task.status.in_(OPEN), Task.due_date < today))
+    blocker = aliased(Task)
+    waiting = session.scalar(
+        select(func.count(func.distinct(Dependency.task_id)))
+        .join(Task, Task.id == Dependency.task_id)
+        .join(blocker, blocker.id == Dependency.blocker_id)
+        .where(*scope, Task.status.in_(OPEN), blocker.status.in_(OPEN))
+    )
+    return Summary(
+        total=sum(by_status.values()),
+        by_status=by_status,
+        by_assignee=by_assignee,
+        by_project=by_project,
+        overdue=overdue or 0,
+        blocked=by_status["blocked"],
+        waiting=waiting or 0,
+        revision=current_revision(session),
+        note="; ".join(notes) + "." if notes else None,
+    )

@@ -1,0 +1,152 @@
+"""The tables, as SQLAlchemy 2.x ORM classes (the migrations in ``dockyard_tasks.migrations`` create them).
+
+Times are naive UTC (``DateTime`` without a zone) so that SQLite and PostgreSQL store and return exactly
+the same value and an export round-trips between them. A test compares this metadata with what the
+migrations build, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Date,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from .rules import PRIORITIES, STATUSES
+
+__all__ = ["Activity", "Base", "Comment", "Dependency", "Feed", "Label", "Project", "Task"]
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+STATUS_CHECK = "status IN (" + ", ".join(f"'{s}'" for s in STATUSES) + ")"
+PRIORITY_CHECK = f"priority BETWEEN 0 AND {len(PRIORITIES) - 1}"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Project(Base):
+    __tablename__ = "projects"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(10), unique=True)
+    name: Mapped[str] = mapped_column(String(100))
+    description: Mapped[str] = mapped_column(Text, default="")
+    # The number the next task of this project gets (WEB-12 → 13); bumped under the row's lock.
+    next_number: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    created_by: Mapped[str] = mapped_column(String(100))
+
+
+class Task(Base):
+    __tablename__ = "tasks"
+    __table_args__ = (
+        UniqueConstraint("project_id", "number"),
+        CheckConstraint(STATUS_CHECK, name="status"),
+        CheckConstraint(PRIORITY_CHECK, name="priority"),
+        # The filters list_tasks and the summary use most, each ending in id for stable pages.
+        Index(None, "project_id", "status", "id"),
+        Index(None, "status", "priority", "id"),
+        Index(None, "assignee", "status", "id"),
+        Index(None, "due_date", "id"),
+        Index(None, "parent_id"),
+        Index(None, "updated_at", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id"))
+    number: Mapped[int] = mapped_column(Integer)
+    title: Mapped[str] = mapped_column(String(300))
+    description: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(20), default="todo")
+    priority: Mapped[int] = mapped_column(SmallInteger, default=2)  # index into rules.PRIORITIES
+    assignee: Mapped[str | None] = mapped_column(String(100))
+    due_date: Mapped[date | None] = mapped_column(Date)
+    parent_id: Mapped[int | None] = mapped_column(ForeignKey("tasks.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    updated_at: Mapped[datetime] = mapped_column(DateTime)
+    created_by: Mapped[str] = mapped_column(String(100))
+    # Bumped by every change; update_task's expected_version compares against it.
+    version: Mapped[int] = mapped_column(Integer, default=1)
+
+
+class Label(Base):
+    __tablename__ = "task_labels"
+    __table_args__ = (Index(None, "label", "task_id"),)
+
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), primary_key=True)
+    label: Mapped[str] = mapped_column(String(40), primary_key=True)
+
+
+class Dependency(Base):
+    """``task_id`` is blocked by ``blocker_id`` until the blocker is done or cancelled."""
+
+    __tablename__ = "task_dependencies"
+    __table_args__ = (Index(None, "blocker_id"), CheckConstraint("task_id <> blocker_id", name="not_self"))
+
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), primary_key=True)
+    blocker_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), primary_key=True)
+
+
+class Comment(Base):
+    __tablename__ = "comments"
+    __table_args__ = (Index(None, "task_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
+    author: Mapped[str] = mapped_column(String(100))
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class Activity(Base):
+    """One change: what, old → new, when, by whom. Outlives the task it describes (no foreign key).
+
+    ``revision`` is the committing transaction's number from :class:`Feed`: all rows of one
+    transaction share it, and revisions are handed out in commit order, so ``changes_since`` never
+    skips a change that committed late.
+    """
+
+    __tablename__ = "activity"
+    __table_args__ = (Index(None, "revision", "id"), Index(None, "task_id", "id"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    revision: Mapped[int] = mapped_column(BigInteger)
+    at: Mapped[datetime] = mapped_column(DateTime)
+    actor: Mapped[str] = mapped_column(String(100))
+    project_key: Mapped[str] = mapped_column(String(10))
+    task_id: Mapped[int | None] = mapped_column(Integer)
+    task_number: Mapped[int | None] = mapped_column(Integer)
+    task_version: Mapped[int | None] = mapped_column(Integer)
+    action: Mapped[str] = mapped_column(String(30))
+    field: Mapped[str | None] = mapped_column(String(30))
+    old_value: Mapped[str | None] = mapped_column(Text)
+    new_value: Mapped[str | None] = mapped_column(Text)
+
+
+class Feed(Base):
+    """One row: the last revision handed out. Taking the next one locks the row until commit."""
+
+    __tablename__ = "feed"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    revision: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -1,0 +1,39 @@
+"""Fixtures of the tasks tests: a database URL per backend (SQLite file, or a PostgreSQL schema of its own)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from dockyard_tasks.store import TaskStore
+from tests.tasks.helpers import BACKENDS, postgres_schema, postgres_unavailable
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
+    """Each test once on SQLite and once on PostgreSQL (skipped, saying why, when it is not reachable)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'tasks.db'}"
+        return
+    reason = postgres_unavailable()
+    if reason:
+        pytest.skip(reason)
+    with postgres_schema() as url:
+        yield url
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    reason = postgres_unavailable()
+    if reason:
+        pytest.skip(reason)
+    with postgres_schema() as url:
+        yield url
+
+
+@pytest.fixture
+def store(database_url: str) -> Iterator[TaskStore]:
+    store = TaskStore(database_url)
+    yield store
+    store.close()
