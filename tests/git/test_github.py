@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from dockyard_git.github_api import GitHubReader
-from tests.git.conftest import git, make_repo, make_server
 from tests.git.fake_github import TOKEN, FakeGitHub, RunningFake, changed_file, check_run, label, status, user
+from tests.git.helpers import git, make_repo, make_server
 from tests.harness import Launch, open_session
 
 GITHUB_TOOLS = {"github_pull_requests", "github_pull_request", "github_issues", "github_issue"}

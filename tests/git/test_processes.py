@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from tests.git.conftest import make_repo
+from tests.git.helpers import make_repo
 from tests.harness import ERAS, Launch, http_server, open_session
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.git.conftest import git, make_repo, make_server
+from tests.git.helpers import git, make_repo, make_server
 from tests.harness import Session, open_session
 
 READ_CALLS = [

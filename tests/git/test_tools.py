@@ -6,7 +6,7 @@ import mcp.types as mt
 import pytest
 
 from dockyard_shared import missing_description_sections
-from tests.git.conftest import git, make_repo, make_server
+from tests.git.helpers import git, make_repo, make_server
 from tests.harness import open_session
 
 READ_TOOLS = {

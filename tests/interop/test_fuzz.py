@@ -44,8 +44,8 @@ from dockyard_git.__main__ import entry as git_entry
 from dockyard_shared.runner import ServerEntry
 from dockyard_sqlite.__main__ import entry as sqlite_entry
 from dockyard_sqlite.demo import ensure_demo_database
-from tests.git.conftest import git, make_repo
 from tests.git.fake_github import TOKEN, FakeGitHub, RunningFake
+from tests.git.helpers import git, make_repo
 from tests.harness import LEGACY, MODERN, REPO_ROOT, Era, Launch, open_session
 from tests.interop.fuzzing import StdioPeer, arguments_for, check_answer
 from tests.shared.toy_server import WORDS

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
 
-from dockyard_shared import InvalidArgument, NotFound
 from dockyard_shared.runner import ServerEntry, run_server
+
+from .settings import settings_from
 
 SUMMARY = (
     "Local git repositories — safe, bounded, fast on large histories — plus GitHub pull requests and issues."
@@ -44,27 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build(args: argparse.Namespace):
-    from .server import GitSettings, create_server
+    # Imported here, not at the top: `dockyard list` loads this module and must not pay for GitPython.
+    from .server import create_server
 
-    roots = [Path(os.path.expanduser(r)).resolve() for r in (args.root or [os.getcwd()])]
-    for root in roots:
-        if not root.is_dir():
-            raise NotFound(
-                f"The root {root} is not a folder.",
-                next_step="Pass --root with an existing repository or folder.",
-            )
-    if args.git_timeout <= 0:
-        raise InvalidArgument("--git-timeout must be positive.")
-    token = os.environ.get(args.github_token_env) or None
-    settings = GitSettings(
-        roots=roots,
-        allow_write=args.allow_write,
-        github_token=token,
-        github_token_env=args.github_token_env,
-        github_api_url=args.github_api_url,
-        git_timeout_s=args.git_timeout,
-    )
-    return create_server(settings)
+    return create_server(settings_from(args))
 
 
 entry = ServerEntry(name="git", summary=SUMMARY, build=build, add_arguments=add_arguments)

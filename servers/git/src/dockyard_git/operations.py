@@ -8,10 +8,11 @@ follow ``-e``, and author/grep/date filters are ``--opt=value``.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from typing import get_args
+from urllib.parse import urlparse
 
-from dockyard_shared import Conflict, InvalidArgument, NotFound, Problem, bound_text
+from dockyard_shared import Conflict, InvalidArgument, NotFound, Problem, bound_text, did_you_mean
 
 from .gitcmd import GitRunner
 from .models import (
@@ -22,6 +23,7 @@ from .models import (
     Branch,
     BranchList,
     Commit,
+    CommitType,
     DiffFileStat,
     DiffResult,
     FileChange,
@@ -30,6 +32,7 @@ from .models import (
     LogEntry,
     LogResult,
     RepositoryInfo,
+    RepositoryList,
     ShowResult,
     StatusResult,
     Tag,
@@ -37,8 +40,9 @@ from .models import (
     WriteResult,
 )
 from .repos import Repository, RepositorySet, validate_revision_text
+from .settings import Limits
 
-__all__ = ["GitOperations", "Limits"]
+__all__ = ["GitOperations", "github_slug"]
 
 _FIELD, _RECORD = "\x1f", "\x1e"
 _COMMIT_FORMAT = _FIELD.join(["%H", "%an", "%ae", "%aI", "%s", "%P"]) + _RECORD
@@ -52,33 +56,7 @@ _LOG_PLACEHOLDERS = {
     "parents": "%P",
     "subject": "%s",
 }
-_CONVENTIONAL_TYPES = (
-    "feat",
-    "fix",
-    "docs",
-    "style",
-    "refactor",
-    "perf",
-    "test",
-    "build",
-    "ci",
-    "chore",
-    "revert",
-)
-
-
-@dataclass(frozen=True)
-class Limits:
-    max_log: int = 1_000  # commits per git_log page
-    default_log: int = 50
-    max_patch_chars: int = 60_000  # a patch in total
-    max_file_patch_chars: int = 12_000  # one file's part of a patch
-    max_file_chars: int = 60_000  # git_show of a file, per page
-    max_blame_lines: int = 500
-    max_grep_matches: int = 200
-    max_list: int = 300  # branches, tags, status entries
-    max_subject_chars: int = 500  # a commit subject, branch or tag subject, blame summary
-    max_line_chars: int = 1_000  # one line of blamed file text
+_CONVENTIONAL_TYPES: tuple[str, ...] = get_args(CommitType)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -208,7 +186,7 @@ class GitOperations:
 
     # -- read ---------------------------------------------------------------------------------
 
-    def repository_list(self) -> list[RepositoryInfo]:
+    def repository_list(self) -> RepositoryList:
         infos = []
         for repo in self.repositories.repositories(refresh=True):
             branch, _ = self._head(repo)
@@ -223,7 +201,7 @@ class GitOperations:
                     path=str(repo.path), name=repo.name, bare=repo.bare, branch=branch, dirty=dirty
                 )
             )
-        return infos
+        return RepositoryList(repositories=infos)
 
     def status(self, repo: Repository) -> StatusResult:
         if repo.bare:
@@ -300,14 +278,14 @@ class GitOperations:
         self,
         repo: Repository,
         *,
-        max_count: int | None,
-        skip: int,
-        revision_range: str | None,
-        paths: Sequence[str] | None,
-        author: str | None,
-        since: str | None,
-        until: str | None,
-        grep: str | None,
+        max_count: int | None = None,
+        skip: int = 0,
+        revision_range: str | None = None,
+        paths: Sequence[str] | None = None,
+        author: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        grep: str | None = None,
         fields: Sequence[str] | None = None,
     ) -> LogResult:
         chosen = _log_fields(fields)
@@ -378,12 +356,12 @@ class GitOperations:
         self,
         repo: Repository,
         *,
-        staged: bool,
-        base: str | None,
-        target: str | None,
-        paths: Sequence[str] | None,
-        context_lines: int,
-        mode: str,
+        staged: bool = False,
+        base: str | None = None,
+        target: str | None = None,
+        paths: Sequence[str] | None = None,
+        context_lines: int = 3,
+        mode: str = "patch",
     ) -> DiffResult:
         if repo.bare and not base:
             raise InvalidArgument(f"{repo.name} is bare: pass base (and target) to compare revisions.")
@@ -525,7 +503,9 @@ class GitOperations:
         omitted = len(files) - len(kept)
         return "".join(kept), [c for c in cut_files if shown.get(c) in kept], omitted
 
-    def show(self, repo: Repository, *, revision: str, path: str | None, offset: int) -> ShowResult:
+    def show(
+        self, repo: Repository, *, revision: str = "HEAD", path: str | None = None, offset: int = 0
+    ) -> ShowResult:
         if path is None and ":" in revision:
             revision, path = revision.split(":", 1)
         sha = self.verify(repo, revision or "HEAD")
@@ -593,7 +573,13 @@ class GitOperations:
         )
 
     def blame(
-        self, repo: Repository, *, path: str, start: int | None, end: int | None, revision: str | None
+        self,
+        repo: Repository,
+        *,
+        path: str,
+        start: int | None = None,
+        end: int | None = None,
+        revision: str | None = None,
     ) -> BlameResult:
         relative = self.repositories.relative_path(repo, path)
         first = start or 1
@@ -656,7 +642,7 @@ class GitOperations:
             else None,
         )
 
-    def branches(self, repo: Repository, *, kind: str, contains: str | None) -> BranchList:
+    def branches(self, repo: Repository, *, kind: str = "local", contains: str | None = None) -> BranchList:
         refs = {"local": ["refs/heads"], "remote": ["refs/remotes"], "all": ["refs/heads", "refs/remotes"]}[
             kind
         ]
@@ -734,14 +720,14 @@ class GitOperations:
         repo: Repository,
         *,
         pattern: str,
-        paths: Sequence[str] | None,
-        revision: str | None,
-        ignore_case: bool,
-        max_matches: int | None,
+        paths: Sequence[str] | None = None,
+        revision: str | None = None,
+        ignore_case: bool = False,
+        max_matches: int | None = None,
     ) -> GrepResult:
         if not pattern or "\x00" in pattern or "\n" in pattern:
             raise InvalidArgument("pattern must be a non-empty single line.")
-        limit = min(max_matches or 100, self.limits.max_grep_matches)
+        limit = min(max_matches or self.limits.default_grep_matches, self.limits.max_grep_matches)
         args = ["grep", "-n", "-I", "--no-color", "--full-name", "-E", "--null"]
         if ignore_case:
             args.append("-i")
@@ -805,7 +791,13 @@ class GitOperations:
         return WriteResult(repository=str(repo.path), message="Unstaged.", status=self.status(repo))
 
     def commit(
-        self, repo: Repository, *, message: str, type: str | None, scope: str | None, breaking: bool
+        self,
+        repo: Repository,
+        *,
+        message: str,
+        type: CommitType | None = None,
+        scope: str | None = None,
+        breaking: bool = False,
     ) -> WriteResult:
         self._work_tree(repo)
         text = message.strip()
@@ -847,7 +839,7 @@ class GitOperations:
         )
 
     def create_branch(
-        self, repo: Repository, *, name: str, start_point: str | None, switch: bool
+        self, repo: Repository, *, name: str, start_point: str | None = None, switch: bool = False
     ) -> WriteResult:
         validate_revision_text(name, "branch name")
         check = self._git(repo, "check-ref-format", "--branch", name, check=False)
@@ -873,9 +865,7 @@ class GitOperations:
         validate_revision_text(branch, "branch")
         exists = self._git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
         if exists.returncode != 0:
-            names = [b.name for b in self.branches(repo, kind="local", contains=None).branches]
-            from dockyard_shared import did_you_mean
-
+            names = [b.name for b in self.branches(repo, kind="local").branches]
             raise NotFound(
                 f"There is no local branch {branch!r}.", next_step=did_you_mean(branch, names, kind="branch")
             )
@@ -891,7 +881,7 @@ class GitOperations:
             repository=str(repo.path), message=f"Switched to {branch}.", status=self.status(repo)
         )
 
-    def stash(self, repo: Repository, *, action: str, message: str | None) -> WriteResult:
+    def stash(self, repo: Repository, *, action: str, message: str | None = None) -> WriteResult:
         self._work_tree(repo)
         if action == "list":
             output = self._git(repo, "stash", "list", "--format=%gd%x1f%s")
@@ -929,7 +919,37 @@ class GitOperations:
             )
         raise InvalidArgument(f"Unknown stash action {action!r}.", next_step="Use push, pop or list.")
 
-    def changed_paths(self, repo: Repository, prefix: str, limit: int = 50) -> list[str]:
+    def tracked_paths(self, repo: Repository, prefix: str, limit: int = 50) -> list[str]:
         """Tracked paths starting with ``prefix`` (for completions)."""
         output = self._git(repo, "ls-files", "-z", max_bytes=2_000_000, check=False)
         return [p for p in output.text.split("\x00") if p and p.startswith(prefix)][:limit]
+
+    def github_remote(self, repo: Repository, extra_hosts: Collection[str] = ()) -> str:
+        """``owner/name`` of the repository's first remote on github.com (or one of ``extra_hosts``:
+        GitHub Enterprise), or a not-found problem."""
+        remotes = self._git(repo, "config", "--get-regexp", r"^remote\..*\.url$", check=False)
+        urls = [line.split(" ", 1)[1] for line in remotes.text.splitlines() if " " in line]
+        found = github_slug(urls, extra_hosts)
+        if not found:
+            raise NotFound(
+                f"{repo.name} has no GitHub remote.",
+                next_step="GitHub tools work on repositories with a github.com remote (git_branches "
+                "kind='remote' lists remotes).",
+            )
+        return found
+
+
+def github_slug(remote_urls: Sequence[str], extra_hosts: Collection[str]) -> str | None:
+    """``owner/name`` of the first remote on github.com (or an allowed GitHub Enterprise host)."""
+    hosts = {"github.com", "www.github.com", *extra_hosts}
+    for url in remote_urls:
+        match = re.match(r"^(?:ssh://)?git@([^:/]+)[:/](.+?)(?:\.git)?/?$", url)
+        if match:
+            host, path = match.groups()
+        else:
+            parsed = urlparse(url)
+            host, path = parsed.hostname or "", parsed.path.strip("/").removesuffix(".git")
+        parts = path.split("/")
+        if host.lower() in hosts and len(parts) == 2 and all(re.fullmatch(r"[\w.-]+", p) for p in parts):
+            return f"{parts[0]}/{parts[1]}"
+    return None

@@ -187,6 +187,22 @@ class RepositorySet:
             + " Call git_repositories for the full paths.",
         )
 
+    def by_name(self, name: str) -> Repository:
+        """The served repository whose folder is called ``name`` (how resources name repositories)."""
+        repositories = self.repositories()
+        matches = [r for r in repositories if r.name == name]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise InvalidArgument(
+                f"Several served repositories are named {name!r}.",
+                next_step="Use the tools with repo_path instead.",
+            )
+        raise NotFound(
+            f"No served repository is named {name!r}.",
+            next_step=did_you_mean(name, [r.name for r in repositories], kind="repository"),
+        )
+
     def _refuse(self, path: Path, reason: str) -> NoReturn:
         raise PermissionDenied(
             f"The repository at {path} is not served: {reason}.",

@@ -1,0 +1,44 @@
+"""The git:// resources (a repository named by its folder name) and argument completions."""
+
+from __future__ import annotations
+
+import mcp.types as mt
+from fastmcp import FastMCP
+
+from dockyard_shared import InvalidArgument
+
+from .context import GitContext
+from .operations import GitOperations
+
+__all__ = ["register"]
+
+
+def register(server: FastMCP, git: GitContext) -> None:
+    @server.resource("git://{repo}/status", mime_type="application/json")
+    async def status_resource(repo: str) -> dict:
+        """The working tree status of a repository (by folder name)."""
+        return (await git.run_named(repo, GitOperations.status)).model_dump()
+
+    @server.resource("git://{repo}/log", mime_type="application/json")
+    async def log_resource(repo: str) -> dict:
+        """The 50 most recent commits of a repository."""
+        log = await git.run_named(repo, lambda ops, target: ops.log(target, max_count=50))
+        return log.model_dump(exclude_none=True)
+
+    @server.resource("git://{repo}/file/{rev}/{path*}", mime_type="text/plain")
+    async def file_resource(repo: str, rev: str, path: str) -> str:
+        """A file's content at a revision (the first 60,000 characters)."""
+        shown = await git.run_named(repo, lambda ops, target: ops.show(target, revision=rev, path=path))
+        if shown.binary:
+            raise InvalidArgument(f"{path} is a binary file.")
+        return shown.content or ""
+
+    @server.completion
+    async def complete(
+        ref: mt.PromptReference | mt.ResourceTemplateReference,
+        argument: mt.CompletionArgument,
+        context: mt.CompletionContext | None,
+    ) -> list[str]:
+        return await git.completions(
+            argument.name, argument.value, (context.arguments or {}) if context else {}
+        )

@@ -1,0 +1,1 @@
+"""One module per toolset: thin tools, each one call into :class:`~dockyard_git.context.GitContext`."""
