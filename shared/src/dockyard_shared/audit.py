@@ -1,7 +1,10 @@
-"""An audit trail of tool calls: one JSON line per call, so an operator can see what a model did.
+"""An audit trail of what a client made a server do: one JSON line per tool call, resource read and
+prompt render, so an operator can see what a model did and read.
 
-Each line: ``time`` (UTC, ISO 8601), ``server``, ``tool``, ``arguments`` (secrets redacted, long values
-cut), ``duration_ms`` and ``outcome`` (``ok``, ``error`` with the error's category, or ``cancelled``).
+Each line: ``time`` (UTC, ISO 8601), ``server``, ``kind`` (``tool``, ``resource`` or ``prompt``), then
+``tool`` and ``arguments``, ``resource`` (the URI), or ``prompt`` and ``arguments`` (secrets redacted,
+long values cut), then ``duration_ms`` and ``outcome`` (``ok``, ``error`` with the error's category, or
+``cancelled``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from fastmcp.exceptions import NotFoundError
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 
 from .errors import as_problem
@@ -44,6 +48,13 @@ def redact(value: Any, key: str = "") -> Any:
     return value
 
 
+def _category(error: Exception) -> str:
+    # FastMCP's own "unknown tool / resource / prompt" is the client's mistake, not an internal failure.
+    if isinstance(error, NotFoundError):
+        return "not_found"
+    return as_problem(error).category.value
+
+
 class AuditLog:
     """Appends JSON lines to a file; safe to share between servers and threads."""
 
@@ -64,19 +75,35 @@ class AuditMiddleware(Middleware):
         self.server_name = server_name
 
     async def on_call_tool(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
+        message = context.message
+        subject = {"tool": message.name, "arguments": redact(message.arguments or {})}
+        return await self._audited("tool", subject, context, call_next)
+
+    async def on_read_resource(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
+        subject = {"resource": redact(str(context.message.uri))}
+        return await self._audited("resource", subject, context, call_next)
+
+    async def on_get_prompt(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
+        message = context.message
+        subject = {"prompt": message.name, "arguments": redact(message.arguments or {})}
+        return await self._audited("prompt", subject, context, call_next)
+
+    async def _audited(
+        self, kind: str, subject: dict[str, Any], context: MiddlewareContext[Any], call_next: Any
+    ) -> Any:
         started = time.perf_counter()
         record: dict[str, Any] = {
             "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
             "server": self.server_name,
-            "tool": context.message.name,
-            "arguments": redact(context.message.arguments or {}),
+            "kind": kind,
+            **subject,
         }
         try:
             result = await call_next(context)
         except BaseException as error:
             if isinstance(error, Exception):
                 record["outcome"] = "error"
-                record["error_category"] = as_problem(error).category.value
+                record["error_category"] = _category(error)
             else:
                 record["outcome"] = "cancelled"
             raise
