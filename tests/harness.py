@@ -300,11 +300,29 @@ class HttpServer:
         return self.log_path.read_text(errors="replace")
 
 
+def _limit_open_files(limit: int) -> Callable[[], None]:
+    def apply() -> None:  # runs in the child, between fork and exec
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+    return apply
+
+
 @contextmanager
 def http_server(
-    launch: Launch, *, extra_args: tuple[str, ...] = (), log_dir: Path, startup_timeout: float = 60
+    launch: Launch,
+    *,
+    extra_args: tuple[str, ...] = (),
+    log_dir: Path,
+    startup_timeout: float = 60,
+    open_files_limit: int | None = None,
 ) -> Iterator[HttpServer]:
-    """Run ``launch`` over Streamable HTTP on a free loopback port until the block ends."""
+    """Run ``launch`` over Streamable HTTP on a free loopback port until the block ends.
+
+    ``open_files_limit`` caps the process's file descriptors (soft and hard ``RLIMIT_NOFILE``), as
+    a machine with the common default of 1,024 would.
+    """
     port = free_port()
     log_path = log_dir / f"{launch.script}-{port}.log"
     command = [
@@ -325,6 +343,7 @@ def http_server(
             stdin=subprocess.DEVNULL,
             env=launch.environment(),
             cwd=launch.cwd,
+            preexec_fn=None if open_files_limit is None else _limit_open_files(open_files_limit),
         )
     base_url = f"http://127.0.0.1:{port}"
     server = HttpServer(base_url, process, log_path)

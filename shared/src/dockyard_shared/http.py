@@ -6,10 +6,15 @@ Every app built here has, whatever FastMCP's defaults are:
   this server (or loopback) gets 421, a browser ``Origin`` that is not allowed gets 403;
 * an optional bearer token, compared in constant time; ``/health`` stays open so a supervisor can
   probe it without the secret;
-* idle sessions reaped after ``session_idle_timeout`` seconds;
+* idle sessions reaped after ``session_idle_timeout`` seconds, sessions never used after ``initialize``
+  after ``session_init_timeout``, and at most ``max_sessions_per_client`` per client address
+  (:mod:`dockyard_shared.http_sessions`);
 * ``GET /health`` answering ``{"status": "ok", "servers": [...]}``;
 * a malformed JSON-RPC envelope POSTed in the 2025-11-25 era answered with its JSON-RPC error
   (:class:`EnvelopeCheckMiddleware`), as over stdio.
+
+The bounds on connections (``header_timeout``, ``max_connections``) are the server's, not the app's:
+the runner hands them to uvicorn (:mod:`dockyard_shared.http_connections`).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 
+import anyio
 from fastmcp import FastMCP
 from fastmcp.server.http import HostOriginGuardMiddleware
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
@@ -32,11 +38,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .http_sessions import SessionGuard
 from .stdio import MAX_MESSAGE_BYTES, envelope_error
 
 __all__ = ["HttpOptions", "build_http_app", "is_loopback"]
 
 HEALTH_PATH = "/health"
+MAX_REQUEST_HEAD_BYTES = 16 * 1024  # a request head unfinished at this size gets 400 (h11's default)
 
 
 def is_loopback(host: str) -> bool:
@@ -52,6 +60,10 @@ class HttpOptions:
     allowed_hosts: Sequence[str] = field(default_factory=tuple)
     allowed_origins: Sequence[str] = field(default_factory=tuple)
     session_idle_timeout: float = 900.0
+    session_init_timeout: float = 10.0
+    max_sessions_per_client: int = 100
+    header_timeout: float = 10.0
+    max_connections: int = 1000
 
 
 class BearerTokenMiddleware:
@@ -194,9 +206,19 @@ def build_http_app(servers: Mapping[str, FastMCP], options: HttpOptions, *, pref
     async def health(_: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "servers": sorted(servers)})
 
+    guards = [
+        SessionGuard(
+            inner,
+            endpoint=options.path,
+            init_timeout=options.session_init_timeout,
+            idle_timeout=options.session_idle_timeout,
+            per_client=options.max_sessions_per_client,
+        )
+        for inner in inner_apps.values()
+    ]
     routes: list[Route | Mount] = [Route(HEALTH_PATH, health, methods=["GET"])]
-    for name, inner in inner_apps.items():
-        routes.append(Mount(f"/{name}" if prefixed else "", app=inner))
+    for name, guard in zip(inner_apps, guards, strict=True):
+        routes.append(Mount(f"/{name}" if prefixed else "", app=guard))
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -205,7 +227,11 @@ def build_http_app(servers: Mapping[str, FastMCP], options: HttpOptions, *, pref
         async with AsyncExitStack() as stack:
             for inner in inner_apps.values():
                 await stack.enter_async_context(inner.router.lifespan_context(inner))
+            tasks = await stack.enter_async_context(anyio.create_task_group())
+            for guard in guards:
+                tasks.start_soon(guard.run)
             yield
+            tasks.cancel_scope.cancel()
 
     middleware = [
         Middleware(

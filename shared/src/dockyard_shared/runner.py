@@ -10,15 +10,18 @@ can find it without importing it by name::
         raise SystemExit(run_server(entry))
 
 Common flags (``--transport``, ``--host``, ``--port``, ``--path``, ``--log-level``, ``--auth-token``,
-``--allowed-host``, ``--allowed-origin``, ``--session-idle-timeout``, ``--audit-log``) and the tool-selection
-flags of :mod:`dockyard_shared.toolsets` (``--toolsets``, ``--tools``, ``--exclude-tools``, ``--read-only``,
-``--trust-model-confirmation``) are added here so every server accepts the same ones. Logs go to stderr only: on stdio, stdout is the protocol, and
-malformed input lines get their JSON-RPC errors (:mod:`dockyard_shared.stdio`).
+``--allowed-host``, ``--allowed-origin``, ``--session-idle-timeout``, ``--session-init-timeout``,
+``--max-sessions-per-client``, ``--header-timeout``, ``--max-connections``, ``--audit-log``) and the
+tool-selection flags of :mod:`dockyard_shared.toolsets` (``--toolsets``, ``--tools``, ``--exclude-tools``,
+``--read-only``, ``--trust-model-confirmation``) are added here so every server accepts the same ones.
+Logs go to stderr only: on stdio, stdout is the protocol, and malformed input lines get their JSON-RPC
+errors (:mod:`dockyard_shared.stdio`).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import logging
 import os
@@ -53,7 +56,13 @@ _quiet_fastmcp()
 
 from fastmcp import FastMCP  # noqa: E402
 
-from .http import HttpOptions, build_http_app, is_loopback  # noqa: E402
+from .http import MAX_REQUEST_HEAD_BYTES, HttpOptions, build_http_app, is_loopback  # noqa: E402
+from .http_connections import (  # noqa: E402
+    ConnectionGuard,
+    guarded_protocol,
+    quiet_accept_errors,
+    raise_open_files_limit,
+)
 from .stdio import run_stdio  # noqa: E402
 from .toolsets import Toolset, add_exposure_arguments  # noqa: E402
 
@@ -86,6 +95,17 @@ class ServerEntry:
     def default_server(self) -> FastMCP:
         """The server built from no arguments at all (what ``dockyard serve all`` serves)."""
         return self.build(self.parser(with_runner=False).parse_args([]))
+
+
+def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        value = kind(text)
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(f"must be a positive number, not {text!r}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its "invalid value" message
+    return parse
 
 
 def add_runner_arguments(parser: argparse.ArgumentParser, *, default_transport: str = "stdio") -> None:
@@ -126,10 +146,40 @@ def add_runner_arguments(parser: argparse.ArgumentParser, *, default_transport: 
         help="close HTTP sessions idle for this long",
     )
     group.add_argument(
+        "--session-init-timeout",
+        type=_positive(float),
+        default=10.0,
+        metavar="SECONDS",
+        help="close an HTTP session that sent nothing after initialize for this long",
+    )
+    group.add_argument(
+        "--max-sessions-per-client",
+        type=_positive(int),
+        default=100,
+        metavar="N",
+        help="open HTTP sessions (2025-11-25 era) one client address may hold",
+    )
+    group.add_argument(
+        "--header-timeout",
+        type=_positive(float),
+        default=10.0,
+        metavar="SECONDS",
+        help="close an HTTP connection that has not sent a complete request head for this long",
+    )
+    group.add_argument(
+        "--max-connections",
+        type=_positive(int),
+        default=1000,
+        metavar="N",
+        help="open HTTP connections; one more closes the oldest not being served "
+        "(kept a tenth below the file-descriptor limit)",
+    )
+    group.add_argument(
         "--audit-log",
         default=None,
         metavar="PATH",
-        help="append one JSON line per tool call (time, server, tool, redacted arguments, duration, outcome)",
+        help="append one JSON line per tool call, resource read and prompt render "
+        "(time, server, what, redacted arguments, duration, outcome)",
     )
 
 
@@ -183,6 +233,10 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         allowed_hosts=tuple(args.allowed_host),
         allowed_origins=tuple(args.allowed_origin),
         session_idle_timeout=args.session_idle_timeout,
+        session_init_timeout=args.session_init_timeout,
+        max_sessions_per_client=args.max_sessions_per_client,
+        header_timeout=args.header_timeout,
+        max_connections=args.max_connections,
     )
 
 
@@ -248,6 +302,12 @@ async def serve(
     options = http_options(args)
     check_exposure(options)
     app = build_http_app(servers, options, prefixed=prefixed)
+    guard = ConnectionGuard(
+        header_timeout=options.header_timeout,
+        max_connections=options.max_connections,
+        open_files=raise_open_files_limit(),
+    )
+    quiet_accept_errors(asyncio.get_running_loop(), guard)
     config = uvicorn.Config(
         app,
         host=options.host,
@@ -257,8 +317,14 @@ async def serve(
         lifespan="on",
         timeout_graceful_shutdown=2,
         # Bounds what a client can make the server hold: oversized bodies are refused by the SDK,
-        # idle keep-alive connections are dropped.
+        # idle keep-alive connections are dropped, slow or half-open ones are bounded by the guard.
         timeout_keep_alive=15,
+        http=guarded_protocol(guard),
+        ws="none",
+        h11_max_incomplete_event_size=MAX_REQUEST_HEAD_BYTES,
+        # X-Forwarded-For from a loopback peer would otherwise name any client address it likes,
+        # and --max-sessions-per-client counts sessions per address.
+        proxy_headers=False,
     )
     server = uvicorn.Server(config)
     where = ", ".join(

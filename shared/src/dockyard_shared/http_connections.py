@@ -1,0 +1,210 @@
+"""Bounds on the HTTP connections a server holds, enforced before any request reaches the app (and so
+before the bearer token is checked).
+
+uvicorn's h11 protocol waits for a request head without any time limit (its keep-alive timer runs only
+after a first response), and it counts connections without capping them: ``limit_concurrency`` answers
+503 to *new* requests, so a pile of half-open sockets would lock healthy clients out instead of the
+other way round. Once a process runs out of file descriptors, asyncio's accept loop logs a traceback
+every second and no new client gets in, ``/health`` included. So:
+
+* a connection that is not being served (no request yet, part of a head, or the rest of a request the
+  app answered early, such as a 401 before its body) must finish its request head within
+  ``header_timeout`` seconds or is closed;
+* at most ``limit`` connections are open; one more closes the oldest connection that is not being
+  served (waiting for a head first, then idle keep-alive ones), so the newest client gets in; only
+  when every connection is serving a request is the new one closed instead;
+* the file-descriptor soft limit is raised to the hard limit at start, and ``limit`` stays a tenth
+  below it, so connections cannot starve the server's own files and pipes;
+* reaching the limit, or running out of descriptors anyway, is logged in one line, at most once per
+  :data:`WARN_INTERVAL` seconds, never as a traceback per connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = [
+    "ConnectionGuard",
+    "Throttle",
+    "guarded_protocol",
+    "quiet_accept_errors",
+    "raise_open_files_limit",
+]
+
+log = logging.getLogger("dockyard.http")
+
+WARN_INTERVAL = 300.0
+ACCEPT_OUT_OF_RESOURCES = "socket.accept() out of system resource"  # asyncio's message for EMFILE
+
+
+class Throttle:
+    """Says yes at most once per ``interval`` seconds: one log line for a burst of the same event."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self._next = 0.0
+
+    def ready(self) -> bool:
+        now = time.monotonic()
+        if now < self._next:
+            return False
+        self._next = now + self.interval
+        return True
+
+
+def raise_open_files_limit() -> int | None:
+    """Raise the soft ``RLIMIT_NOFILE`` to the hard limit; returns the soft limit now in force (None:
+    unlimited or unknown). Many systems start processes at 1,024 while allowing far more."""
+    try:
+        import resource
+    except ImportError:  # not on POSIX
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError):
+            pass
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+class ConnectionGuard:
+    """The open connections of one uvicorn server, oldest first, and the bounds on them."""
+
+    def __init__(self, *, header_timeout: float, max_connections: int, open_files: int | None) -> None:
+        self.header_timeout = header_timeout
+        self.max_connections = max_connections
+        self.open_files = open_files
+        self.limit = max_connections
+        if open_files is not None:
+            # A tenth of the descriptors (at least 64) stays for the server's files, pipes and children.
+            self.limit = max(1, min(max_connections, open_files - max(64, open_files // 10)))
+        self._open: dict[GuardedH11Protocol, None] = {}  # insertion order: oldest first
+        self._warning = Throttle(WARN_INTERVAL)
+
+    def describe(self) -> str:
+        files = f", file-descriptor limit {self.open_files}" if self.open_files is not None else ""
+        return f"{self.limit} (--max-connections {self.max_connections}{files})"
+
+    def admit(self, protocol: GuardedH11Protocol) -> None:
+        self._open[protocol] = None
+        if len(self._open) <= self.limit:
+            return
+        self._warn(
+            f"HTTP connections reached the connection limit {self.describe()}: closing the oldest that "
+            f"are not being served"
+        )
+        victim = self._oldest_not_served() or protocol
+        self.release(victim)  # now: its connection_lost comes a loop iteration later
+        victim.transport.close()
+
+    def release(self, protocol: GuardedH11Protocol) -> None:
+        self._open.pop(protocol, None)
+
+    def out_of_file_descriptors(self) -> None:
+        # Typically a burst: asyncio accepts many sockets before any reaches admit(), which then
+        # brings the count back to the limit; accepting resumes a second later.
+        self._warn(
+            f"HTTP ran out of file descriptors accepting connections, below the connection limit "
+            f"{self.describe()}: accepting again in 1 s"
+        )
+
+    def _oldest_not_served(self) -> GuardedH11Protocol | None:
+        idle = None
+        for protocol in self._open:
+            if protocol.waiting_for_client():
+                return protocol
+            if idle is None and not protocol.serving():
+                idle = protocol
+        return idle
+
+    def _warn(self, what: str) -> None:
+        if self._warning.ready():
+            log.warning("%s (%d open; reported at most every %d s)", what, len(self._open), WARN_INTERVAL)
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a request-head deadline, under a :class:`ConnectionGuard`."""
+
+    guard: ConnectionGuard  # set on the subclass guarded_protocol() makes
+    _head_deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._start_head_clock()
+        self.guard.admit(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_head_clock()
+        self.guard.release(self)
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.waiting_for_client():
+            self._start_head_clock()
+        else:
+            self._stop_head_clock()
+
+    def serving(self) -> bool:
+        return self.cycle is not None and not self.cycle.response_complete
+
+    def waiting_for_client(self) -> bool:
+        """Not serving, and the client has sent no request yet, or owes the rest of a head (or of a
+        body the app answered without reading). An idle keep-alive connection is neither: uvicorn's
+        keep-alive timeout closes it."""
+        if self.serving():
+            return False
+        if self.cycle is None or self.conn.their_state is not h11.IDLE:
+            return True
+        return bool(self.conn.trailing_data[0])
+
+    def _should_upgrade(self) -> bool:
+        # No route speaks WebSocket, and an upgraded socket would leave this guard: an Upgrade header
+        # is served as plain HTTP, without uvicorn's two warnings per request.
+        return False
+
+    def _start_head_clock(self) -> None:
+        if self._head_deadline is None and not self.transport.is_closing():
+            self._head_deadline = self.loop.call_later(self.guard.header_timeout, self._head_timed_out)
+
+    def _stop_head_clock(self) -> None:
+        if self._head_deadline is not None:
+            self._head_deadline.cancel()
+            self._head_deadline = None
+
+    def _head_timed_out(self) -> None:
+        self._head_deadline = None
+        if self.waiting_for_client() and not self.transport.is_closing():
+            log.debug(
+                "closing %s: no complete request head within %g s", self.client, self.guard.header_timeout
+            )
+            self.transport.close()
+
+
+def guarded_protocol(guard: ConnectionGuard) -> type[GuardedH11Protocol]:
+    """The protocol class to hand uvicorn (``Config(http=...)``) for connections under ``guard``."""
+    return type("GuardedH11Protocol", (GuardedH11Protocol,), {"guard": guard})
+
+
+def quiet_accept_errors(loop: asyncio.AbstractEventLoop, guard: ConnectionGuard) -> None:
+    """Report asyncio's "out of file descriptors" accept failures through ``guard`` (one throttled
+    line) instead of a traceback a second; anything else goes to the handler that was there."""
+    previous = loop.get_exception_handler()
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if context.get("message") == ACCEPT_OUT_OF_RESOURCES:
+            guard.out_of_file_descriptors()
+        elif previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handle)
