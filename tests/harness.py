@@ -43,6 +43,17 @@ LEGACY: Era = "2025-11-25"
 MODERN: Era = "2026-07-28"
 ERAS: tuple[Era, ...] = (LEGACY, MODERN)
 TRANSPORTS = ("memory", "stdio", "http")
+# The request that opens a 2025-11-25 session, for tests that speak raw JSON-RPC.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": LEGACY,
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent

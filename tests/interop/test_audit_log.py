@@ -1,4 +1,5 @@
-"""--audit-log: one JSON line per tool call, secrets redacted, through a real process."""
+"""--audit-log: one JSON line per tool call, resource read and prompt render, secrets redacted, through a
+real process."""
 
 from __future__ import annotations
 
@@ -12,10 +13,15 @@ from tests.interop.conftest import launch_for
 pytestmark = pytest.mark.slow
 
 
+def audited(data_dir, audit) -> Launch:
+    """The toy server as a process, writing its audit log to ``audit``."""
+    base = launch_for("toy", data_dir)
+    return Launch(base.script, (*base.args, "--audit-log", str(audit)), env=base.env, cwd=base.cwd)
+
+
 async def test_every_call_is_logged_with_outcome_duration_and_redacted_secrets(tmp_path, data_dir):
     audit = tmp_path / "audit.jsonl"
-    base = launch_for("toy", data_dir)
-    launch = Launch(base.script, (*base.args, "--audit-log", str(audit)), env=base.env, cwd=base.cwd)
+    launch = audited(data_dir, audit)
     secret = "ghp_" + "s" * 36
     async with open_session(launch) as session:
         await session.call_ok("add", {"a": 1, "b": 2})
@@ -36,8 +42,7 @@ async def test_every_call_is_logged_with_outcome_duration_and_redacted_secrets(t
 
 async def test_resource_reads_and_prompt_renders_are_logged_like_tool_calls(tmp_path, data_dir):
     audit = tmp_path / "audit.jsonl"
-    base = launch_for("toy", data_dir)
-    launch = Launch(base.script, (*base.args, "--audit-log", str(audit)), env=base.env, cwd=base.cwd)
+    launch = audited(data_dir, audit)
     secret = "ghp_" + "p" * 36
     async with open_session(launch) as session:
         assert await session.read_resource("toy://words/alpha") == "the word alpha"

@@ -12,23 +12,13 @@ from contextlib import ExitStack, contextmanager
 import httpx
 import pytest
 
-from tests.harness import ERAS, LEGACY, HttpServer, Launch, http_server, open_session
+from tests.harness import ERAS, INITIALIZE, LEGACY, HttpServer, Launch, http_server, open_session
 
 pytestmark = pytest.mark.slow
 
 TOKEN = "hardening-token"
 HALF_OPEN = 1_100  # more than the 1,024 file descriptors a default-configured process may hold
 JSON_AND_SSE = {"Accept": "application/json, text/event-stream"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 

@@ -9,20 +9,9 @@ import time
 import httpx
 import pytest
 
-from tests.harness import ERAS, Launch, free_port, http_server, open_session
+from tests.harness import ERAS, INITIALIZE, Launch, free_port, http_server, open_session
 
 pytestmark = pytest.mark.slow
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
 
 
 @pytest.fixture(scope="module")
