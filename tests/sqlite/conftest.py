@@ -1,19 +1,14 @@
+"""Fixtures of the sqlite tests (what they import is in helpers.py)."""
+
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from pathlib import Path
 
 import pytest
 
 from dockyard_sqlite.demo import ensure_demo_database
-from dockyard_sqlite.server import create_server
-from dockyard_sqlite.settings import Limits, Settings, parse_database_spec
 from tests.harness import Launch
-
-
-def file_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @pytest.fixture(scope="session")
@@ -50,11 +45,6 @@ def people(tmp_path) -> Path:
     connection.commit()
     connection.close()
     return path
-
-
-def make_server(*paths: Path, allow_write: bool = False, **limits):
-    specs = tuple(parse_database_spec(str(p)) for p in paths)
-    return create_server(Settings(databases=specs, allow_write=allow_write, limits=Limits(**limits)))
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from dockyard_sqlite.catalog_cache import RACY_NS, CatalogCache
 from dockyard_sqlite.database import Database
 from dockyard_sqlite.settings import Limits, parse_database_spec
 from tests.harness import open_session
-from tests.sqlite.conftest import make_server
+from tests.sqlite.helpers import make_server
 
 
 def past_the_racy_window() -> None:

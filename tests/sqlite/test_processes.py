@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from tests.harness import ERAS, Launch, http_server, open_session
-from tests.sqlite.conftest import file_digest
+from tests.sqlite.helpers import file_digest
 
 pytestmark = pytest.mark.slow
 
@@ -83,8 +83,9 @@ async def test_http_serves_the_generated_demo_database(demo_over_http, era):
     assert set(tables) == {"categories", "customers", "order_items", "orders", "products", "order_totals"}
     assert tables["orders"]["row_count"] == 25_000
     assert len(top["rows"]) == 3
-    # This client declared no elicitation handler, so the drop needs an explicit confirm=true.
-    assert "confirm=true" in text
+    # This client declared no elicitation handler, and the server was not started with
+    # --trust-model-confirmation: the drop is refused, saying how the operator could allow confirm=true.
+    assert text.startswith("Error (permission_denied)") and "--trust-model-confirmation" in text
 
 
 def test_help_documents_the_server_flags(sqlite_launch):

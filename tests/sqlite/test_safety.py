@@ -12,7 +12,7 @@ from dockyard_shared import json_size
 from dockyard_sqlite.database import MAX_LISTED_TABLES, Budget, Database
 from dockyard_sqlite.settings import Limits, parse_database_spec
 from tests.harness import open_session
-from tests.sqlite.conftest import file_digest, make_server
+from tests.sqlite.helpers import file_digest, make_server
 
 HOSTILE = [
     ("VACUUM INTO '{tmp}/copy.db'", "ATTACH or VACUUM INTO"),

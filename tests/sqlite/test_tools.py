@@ -11,7 +11,7 @@ from mcp.shared.exceptions import MCPError
 
 from dockyard_shared import missing_description_sections
 from tests.harness import open_session
-from tests.sqlite.conftest import make_server
+from tests.sqlite.helpers import make_server
 
 
 async def test_every_tool_has_a_complete_description_and_read_only_hint(people, era):

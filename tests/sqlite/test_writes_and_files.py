@@ -11,9 +11,9 @@ import pytest
 from dockyard_shared import Conflict
 from dockyard_sqlite.database import Budget
 from dockyard_sqlite.databases import DatabaseSet
-from dockyard_sqlite.settings import Limits, Settings, parse_database_spec
+from dockyard_sqlite.settings import Limits, parse_database_spec
 from tests.harness import LEGACY, open_session
-from tests.sqlite.conftest import file_digest, make_server
+from tests.sqlite.helpers import file_digest, make_server
 
 
 def rows(path, sql):
@@ -69,7 +69,7 @@ async def test_write_mode_still_refuses_attach_vacuum_into_extensions_and_pragma
     people, tmp_path, sql
 ):
     before = file_digest(people)
-    async with open_session(make_server(people, allow_write=True)) as session:
+    async with open_session(make_server(people, allow_write=True, trust_model_confirmation=True)) as session:
         text = await session.call_error("execute", {"sql": sql.format(tmp=tmp_path), "confirm": True})
     assert text.startswith("Error (permission_denied)")
     assert file_digest(people) == before and not list(tmp_path.glob("*.db"))[1:]
@@ -108,8 +108,17 @@ async def test_a_declined_destructive_statement_changes_nothing(people, era):
     assert "user declined" in text and file_digest(people) == before
 
 
-async def test_without_elicitation_a_destructive_statement_needs_confirm_true(people, era):
+async def test_without_elicitation_confirm_true_is_refused_unless_the_operator_trusts_it(people, era):
     async with open_session(make_server(people, allow_write=True), era=era) as session:
+        text = await session.call_error("execute", {"sql": "DELETE FROM pets", "confirm": True})
+        assert text.startswith("Error (permission_denied)") and "every row of pets" in text
+        assert "--trust-model-confirmation" in text
+    assert rows(people, "SELECT count(*) FROM pets") == [(300,)]
+
+
+async def test_without_elicitation_a_destructive_statement_needs_confirm_true(people, era):
+    server = make_server(people, allow_write=True, trust_model_confirmation=True)
+    async with open_session(server, era=era) as session:
         text = await session.call_error("execute", {"sql": "DELETE FROM pets"})
         assert "confirm=true" in text and rows(people, "SELECT count(*) FROM pets") == [(300,)]
         await session.call_ok("execute", {"sql": "DELETE FROM pets", "confirm": True})
@@ -149,13 +158,13 @@ def test_a_missing_file_is_refused_unless_created_on_purpose(tmp_path):
         make_server(tmp_path / "missing.db")
     assert not (tmp_path / "missing.db").exists()
     spec = parse_database_spec(str(tmp_path / "new.db"))
-    DatabaseSet(Settings(databases=(spec,), allow_write=True, create=True))
+    DatabaseSet((spec,), Limits()).open(writable=True, create=True)
     assert (tmp_path / "new.db").is_file()
 
 
 async def test_a_cancelled_request_stops_its_statement(people):
-    databases = DatabaseSet(
-        Settings(databases=(parse_database_spec(str(people)),), limits=Limits(timeout_ms=120_000))
+    databases = DatabaseSet((parse_database_spec(str(people)),), Limits(timeout_ms=120_000)).open(
+        writable=False
     )
     database = databases.resolve(None)
     runaway = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
@@ -190,7 +199,8 @@ EMPTYING = [
 async def test_a_delete_that_empties_a_table_needs_confirmation_whatever_its_where_says(people, era, sql):
     before = file_digest(people)
     params = ["cat"] if "?" in sql else None
-    async with open_session(make_server(people, allow_write=True), era=era) as session:
+    server = make_server(people, allow_write=True, trust_model_confirmation=True)
+    async with open_session(server, era=era) as session:
         text = await session.call_error("execute", {"sql": sql, "params": params})
         assert "every row of pets" in text and "confirm=true" in text
         assert file_digest(people) == before  # the trial run left nothing behind
@@ -245,7 +255,9 @@ def cascading(tmp_path):
 )
 async def test_emptying_a_table_through_a_cascade_or_a_trigger_needs_confirmation(cascading, sql, emptied):
     before = file_digest(cascading)
-    async with open_session(make_server(cascading, allow_write=True)) as session:
+    async with open_session(
+        make_server(cascading, allow_write=True, trust_model_confirmation=True)
+    ) as session:
         text = await session.call_error("execute", {"sql": sql})
         assert f"every row of {emptied}" in text and file_digest(cascading) == before
         await session.call_ok("execute", {"sql": sql, "confirm": True})
@@ -264,9 +276,9 @@ async def test_a_delete_that_leaves_rows_runs_without_confirmation(people, casca
 def test_an_unconfirmed_delete_that_empties_a_table_after_the_check_is_rolled_back(people):
     # The gap between the trial run and the real one: the trial saw a row left behind, then another
     # writer deleted that row, and the same statement now empties the table nobody was asked about.
-    database = DatabaseSet(
-        Settings(databases=(parse_database_spec(str(people)),), allow_write=True)
-    ).databases["people"]
+    database = (
+        DatabaseSet((parse_database_spec(str(people)),), Limits()).open(writable=True).resolve("people")
+    )
     statement = "DELETE FROM pets WHERE id > 1"
     assert database.destructive_effect(statement, None) is None
     other_writer = sqlite3.connect(people)

@@ -1,41 +1,51 @@
-"""The databases a server serves, found by alias (the twin of git's ``RepositorySet``), and their
-statements run off the event loop."""
+"""The databases a server serves, found by alias (the twin of git's ``RepositorySet``), and the verbs the
+tools call on them: each resolves the alias and runs the statement off the event loop under a fresh budget.
+
+Opened in two steps because what a connection may do depends on which tools are served: the server
+installs its toolsets first, then opens the databases writable only where ``execute`` was installed
+(``--read-only`` or ``--exclude-tools execute`` keep writer connections closed even with --allow-write).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from dockyard_shared import InvalidArgument, NotFound, did_you_mean
 from dockyard_shared.offload import run_in_thread
 
 from .database import Budget, Database
-from .settings import Settings
+from .models import ExecuteResult, QueryPlan, QueryResult, TableDescription, TableList
+from .settings import DatabaseSpec, Limits
 
 __all__ = ["DatabaseSet"]
 
 T = TypeVar("T")
+Params = dict[str, Any] | list[Any] | None
 
 
 class DatabaseSet:
-    """Every database of ``settings``, opened and checked readable at start-up."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.limits = settings.limits
+    def __init__(self, specs: tuple[DatabaseSpec, ...], limits: Limits) -> None:
+        self.specs = specs
+        self.limits = limits
         self.databases: dict[str, Database] = {}
-        for spec in settings.databases:
-            database = Database(
-                spec, writable=settings.allow_write, create=settings.create, limits=settings.limits
-            )
+
+    def open(self, *, writable: bool, create: bool = False) -> DatabaseSet:
+        """Open every database (creating a missing file when ``writable`` and ``create``) and check that
+        it is readable now, so a bad path stops the server at start-up with a clear message."""
+        for spec in self.specs:
+            database = Database(spec, writable=writable, create=create and writable, limits=self.limits)
             database.check_readable()
             self.databases[spec.alias] = database
+        return self
 
     @property
     def aliases(self) -> list[str]:
-        return list(self.databases)
+        return [spec.alias for spec in self.specs]
 
     def resolve(self, name: str | None) -> Database:
         """The database called ``name``; optional when exactly one is served."""
+        assert self.databases or not self.specs, "DatabaseSet.open() was not called"
         if not name:
             if len(self.databases) == 1:
                 return next(iter(self.databases.values()))
@@ -59,3 +69,55 @@ class DatabaseSet:
         """
         budget = Budget(self.limits.timeout_ms)
         return await run_in_thread(lambda: work(budget), on_cancel=budget.cancelled.set)
+
+    # -- what the tools and resources call --------------------------------------------------------
+    # A catalog answer kept while the file is unchanged is looked up on the event loop (three stat
+    # calls), so a repeated list_tables or describe_table needs no worker thread.
+
+    async def listing(self, name: str | None) -> TableList:
+        db = self.resolve(name)
+        found = db.kept_listing() or await self.run(lambda _: db.table_listing())
+        return TableList(
+            database=db.alias,
+            tables=found.tables,
+            total=found.total,
+            truncated=found.truncated,
+            note=found.note,
+        )
+
+    async def description(self, name: str | None, table: str) -> TableDescription:
+        db = self.resolve(name)
+        return db.kept_description(table) or await self.run(lambda _: db.describe_table(table))
+
+    async def schema(self, name: str | None) -> str:
+        db = self.resolve(name)
+        kept = db.kept_schema()
+        return kept if kept is not None else await self.run(lambda _: db.schema_ddl())
+
+    async def table_names(self, name: str | None, prefix: str) -> list[str]:
+        db = self.resolve(name)
+        return await self.run(lambda _: db.table_names(prefix))
+
+    async def query(
+        self, name: str | None, sql: str, params: Params, *, max_rows: int | None, cursor: str | None
+    ) -> QueryResult:
+        db = self.resolve(name)
+        return await self.run(
+            lambda budget: db.query(sql, params, max_rows=max_rows, cursor=cursor, budget=budget)
+        )
+
+    async def explain(self, name: str | None, sql: str, params: Params) -> QueryPlan:
+        db = self.resolve(name)
+        return await self.run(lambda budget: db.explain(sql, params, budget=budget))
+
+    async def destructive_effect(self, name: str | None, sql: str, params: Params) -> str | None:
+        db = self.resolve(name)
+        return await self.run(lambda budget: db.destructive_effect(sql, params, budget=budget))
+
+    async def execute(self, name: str | None, sql: str, params: Params, *, confirmed: bool) -> ExecuteResult:
+        """Run a write. Unless someone accepted a destructive effect (``confirmed``), the real run is
+        checked as the trial was: another writer may have changed the data in between."""
+        db = self.resolve(name)
+        return await self.run(
+            lambda budget: db.execute(sql, params, budget=budget, refuse_emptying=not confirmed)
+        )

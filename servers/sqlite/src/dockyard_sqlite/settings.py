@@ -1,7 +1,11 @@
-"""Configuration of the SQLite server: which databases, what may be done to them, and the limits."""
+"""Configuration of the SQLite server: which databases, which toolsets, and the limits.
+
+Cheap to import (no SQLAlchemy, no server module): ``dockyard list`` reads :data:`TOOLSETS` from here.
+"""
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 from dataclasses import dataclass, field
@@ -9,8 +13,28 @@ from pathlib import Path
 
 from dockyard_shared import InvalidArgument
 from dockyard_shared.paths import user_data_dir
+from dockyard_shared.toolsets import Exposure, Toolset, exposure_from
 
-__all__ = ["DatabaseSpec", "Limits", "Settings", "default_demo_path", "parse_database_spec"]
+__all__ = [
+    "READ",
+    "TOOLSETS",
+    "WRITE",
+    "DatabaseSpec",
+    "Limits",
+    "Settings",
+    "default_demo_path",
+    "parse_database_spec",
+    "settings_from",
+]
+
+READ = Toolset("read", "list_tables, describe_table, query, explain_query: read-only SQL", read_only=True)
+WRITE = Toolset(
+    "write",
+    "execute: INSERT/UPDATE/DELETE and table DDL (--allow-write); dropping or emptying a table asks the user",
+    read_only=False,
+    default=False,
+)
+TOOLSETS = (READ, WRITE)
 
 _ALIAS = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
 
@@ -35,8 +59,10 @@ class DatabaseSpec:
 @dataclass(frozen=True)
 class Settings:
     databases: tuple[DatabaseSpec, ...]
-    allow_write: bool = False
-    create: bool = False
+    # Which tools are served (--toolsets, --tools, --exclude-tools, --read-only; --allow-write turns on
+    # the write toolset), and whether the model's confirm=true counts (--trust-model-confirmation).
+    exposure: Exposure = field(default_factory=Exposure)
+    create: bool = False  # create a missing database file (only where execute is served)
     limits: Limits = field(default_factory=Limits)
 
 
@@ -69,3 +95,31 @@ def check_unique_aliases(specs: list[DatabaseSpec]) -> None:
 def default_demo_path() -> Path:
     """Where the generated sample database lives: the user data directory."""
     return user_data_dir("sqlite") / "demo.db"
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    """Settings from the command line (the flags of ``__main__.add_arguments`` and the common ones)."""
+    from .demo import ensure_demo_database  # only when a demo database is served
+
+    if args.create and not args.allow_write:
+        raise InvalidArgument(
+            "--create needs --allow-write.", next_step="Add --allow-write, or drop --create."
+        )
+    if args.max_rows < 1 or args.timeout_ms < 1:
+        raise InvalidArgument("--max-rows and --timeout-ms must be positive.")
+    specs = [parse_database_spec(value) for value in args.db]
+    if args.demo or not specs:
+        demo = parse_database_spec(f"demo={default_demo_path()}")
+        ensure_demo_database(demo.path)
+        specs.append(demo)
+    check_unique_aliases(specs)
+    defaults = Limits()
+    limits = Limits(
+        default_rows=min(defaults.default_rows, args.max_rows),
+        max_rows=args.max_rows,
+        timeout_ms=args.timeout_ms,
+    )
+    exposure = exposure_from(args)
+    if args.allow_write:
+        exposure = exposure.enabling(WRITE.name)
+    return Settings(databases=tuple(specs), exposure=exposure, create=args.create, limits=limits)

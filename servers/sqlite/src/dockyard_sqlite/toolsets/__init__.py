@@ -1,0 +1,1 @@
+"""The tools of dockyard-sqlite, one module per toolset (declared in :mod:`..settings`)."""

@@ -1,0 +1,71 @@
+"""The ``write`` toolset: execute, off by default (--allow-write). Dropping or emptying a table asks the user."""
+
+from typing import Annotated
+
+import mcp.types as mt
+from fastmcp import Context
+from fastmcp.dependencies import CurrentContext
+from pydantic import Field
+
+from dockyard_shared import DESTRUCTIVE, PermissionDenied
+from dockyard_shared.confirm import require_confirmation
+from dockyard_shared.toolsets import Exposure, ToolRegistrar
+
+from ..databases import DatabaseSet
+from ..models import ExecuteResult
+from .arguments import DatabaseName, Params, Sql
+
+__all__ = ["register"]
+
+
+def register(tools: ToolRegistrar, databases: DatabaseSet, exposure: Exposure) -> None:
+    @tools.tool(annotations=DESTRUCTIVE)
+    async def execute(
+        sql: Sql,
+        params: Params = None,
+        confirm: Annotated[
+            bool,
+            Field(
+                description="The user agreed to drop or empty a table; counts only with --trust-model-confirmation."
+            ),
+        ] = False,
+        database: DatabaseName = None,
+        ctx: Context = CurrentContext(),
+    ) -> ExecuteResult:
+        """Run one statement that changes the database: INSERT, UPDATE, DELETE, CREATE/ALTER/DROP TABLE, CREATE INDEX.
+
+        Use when: the user asked to change data or schema.
+        Not for: reading — use query (it is read-only and pages results).
+        Returns: rows_affected, last_row_id, and any RETURNING rows (up to 100).
+        Limits: one statement per call, committed on success. Dropping a table or deleting every row
+        asks the user to confirm. ATTACH, VACUUM INTO, extensions, transaction control and PRAGMA writes
+        are refused.
+        """
+        effect = await databases.destructive_effect(database, sql, params)
+        if effect:
+            pending = await confirmed_by_user(
+                ctx, databases.resolve(database).alias, sql, effect, confirm, exposure
+            )
+            if pending is not None:
+                return pending  # type: ignore[return-value]  # the client asks the user and retries
+        return await databases.execute(database, sql, params, confirmed=effect is not None)
+
+
+async def confirmed_by_user(
+    ctx: Context, alias: str, sql: str, effect: str, confirm: bool, exposure: Exposure
+) -> mt.InputRequiredResult | None:
+    """The shared confirmation flow, its refusals saying what the statement would have done."""
+    try:
+        return await require_confirmation(
+            ctx,
+            f"Allow this statement on database {alias!r}? {effect}.\n\n{sql}",
+            confirm=confirm,
+            exposure=exposure,
+            declined=f"The user declined the statement ({effect}); nothing was changed.",
+        )
+    except PermissionDenied as refused:
+        if effect in refused.what:
+            raise
+        raise PermissionDenied(
+            f"{refused.what} This statement: {effect}.", next_step=refused.next_step
+        ) from None
