@@ -1,0 +1,1 @@
+"""Dockyard name-origin MCP server: where a name probably comes from, via nationalize.io."""

@@ -1,0 +1,213 @@
+"""The persistent prediction cache: one table, any SQLAlchemy database, a time to live.
+
+SQLite in the user data directory by default; a PostgreSQL URL lets several replicas share one cache, so
+a name looked up by one never spends quota on another. A name is kept with nationalize's answer and the
+time it was fetched; an answer older than the TTL counts as absent and is overwritten on the next fetch.
+Unknown names (``count: 0``) are cached like any other answer: asking again would cost the same quota for
+the same empty answer.
+
+Blocking code: the server calls it through :func:`dockyard_shared.offload.run_in_thread`. A database that
+fails after start-up is logged and treated as a miss (reads) or skipped (writes): the cache saves quota,
+it is never the reason a prediction fails.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, create_engine, event, func, select
+from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from dockyard_shared import InvalidArgument
+
+from .models import Answer
+
+__all__ = ["PredictionCache", "safe_url"]
+
+log = logging.getLogger("dockyard.name_origin")
+
+_metadata = MetaData()
+predictions = Table(
+    "name_origin_predictions",
+    _metadata,
+    Column("name", String(400), primary_key=True),  # normalised (NFC, trimmed, case-folded)
+    Column("count", Integer, nullable=False),
+    Column("countries", Text, nullable=False),  # JSON [[country_id, probability], ...]
+    Column("fetched_at", Float, nullable=False),  # seconds since the epoch, UTC
+)
+
+_CHUNK = 500  # names per IN (...) lookup
+
+
+def engine_url(url: str) -> URL:
+    """``url`` parsed, with PostgreSQL pointed at psycopg 3 (the driver installed with this server)."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise InvalidArgument(
+            "--cache-url is not a database URL.",
+            next_step="Use e.g. sqlite:////path/to/cache.db or postgresql://user@host/db.",
+        ) from None
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed
+
+
+def safe_url(url: str) -> str:
+    """The URL with any password hidden: fit for a log line."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unparsable URL>"
+
+
+class PredictionCache:
+    def __init__(self, engine: Engine, *, ttl_days: float, clock: Callable[[], float] = time.time) -> None:
+        self._engine = engine
+        self.ttl_seconds = ttl_days * 86_400
+        self.ttl_days = ttl_days
+        self._clock = clock
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    @classmethod
+    def open(cls, url: str, *, ttl_days: float, clock: Callable[[], float] = time.time) -> PredictionCache:
+        """Connect, create the table if needed; a URL that cannot be used is refused with the reason."""
+        parsed = engine_url(url)
+        options: dict = {"pool_pre_ping": True}
+        if parsed.get_backend_name() == "sqlite":
+            if parsed.database and parsed.database != ":memory:":
+                Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            options["connect_args"] = {"check_same_thread": False, "timeout": 5}
+        try:
+            engine = create_engine(parsed, **options)
+        except (ArgumentError, ImportError) as error:
+            raise InvalidArgument(
+                f"--cache-url {safe_url(url)} names a database this server cannot use ({type(error).__name__}).",
+                next_step="Use a sqlite:// or postgresql:// URL.",
+            ) from None
+        if engine.dialect.name == "sqlite":
+            event.listen(engine, "connect", _sqlite_pragmas)
+        try:
+            _metadata.create_all(engine)
+        except SQLAlchemyError as error:
+            engine.dispose()
+            raise InvalidArgument(
+                f"The cache at {safe_url(url)} cannot be opened ({_kind(error)}).",
+                next_step="Check that the database is reachable and writable, or start with --no-cache.",
+            ) from None
+        return cls(engine, ttl_days=ttl_days, clock=clock)
+
+    @property
+    def backend(self) -> str:
+        return self._engine.dialect.name
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def get_many(self, names: Sequence[str]) -> dict[str, Answer]:
+        """The fresh cached answers among ``names``; the hit and miss counters move."""
+        found: dict[str, Answer] = {}
+        oldest = self._clock() - self.ttl_seconds
+        try:
+            with self._engine.connect() as connection:
+                for start in range(0, len(names), _CHUNK):
+                    chunk = list(names[start : start + _CHUNK])
+                    rows = connection.execute(
+                        select(predictions).where(
+                            predictions.c.name.in_(chunk), predictions.c.fetched_at >= oldest
+                        )
+                    )
+                    for row in rows:
+                        found[row.name] = _answer(row)
+        except SQLAlchemyError as error:
+            log.warning("cache read failed, fetching instead: %s", _kind(error))
+            found = {}
+        with self._lock:
+            self.hits += len(found)
+            self.misses += len(set(names)) - len(found)
+        return found
+
+    def put_many(self, answers: Iterable[Answer]) -> None:
+        rows = [
+            {
+                "name": answer.name,
+                "count": answer.count,
+                "countries": json.dumps([list(pair) for pair in answer.countries]),
+                "fetched_at": answer.fetched_at.timestamp(),
+            }
+            for answer in answers
+        ]
+        if not rows:
+            return
+        try:
+            with self._engine.begin() as connection:
+                connection.execute(self._upsert(), rows)
+        except SQLAlchemyError as error:
+            log.warning("cache write failed, not cached: %s", _kind(error))
+
+    def _upsert(self):
+        if self.backend == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        elif self.backend == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert
+        else:  # pragma: no cover - only SQLite and PostgreSQL are installed with this server
+            raise InvalidArgument(f"The cache does not support {self.backend}.")
+        statement = insert(predictions)
+        return statement.on_conflict_do_update(
+            index_elements=[predictions.c.name],
+            set_={c: statement.excluded[c] for c in ("count", "countries", "fetched_at")},
+        )
+
+    def size(self) -> int | None:
+        """Fresh entries; None when the database cannot say right now."""
+        oldest = self._clock() - self.ttl_seconds
+        try:
+            with self._engine.connect() as connection:
+                return connection.execute(
+                    select(func.count()).select_from(predictions).where(predictions.c.fetched_at >= oldest)
+                ).scalar_one()
+        except SQLAlchemyError as error:
+            log.warning("cache size unavailable: %s", _kind(error))
+            return None
+
+    def purge_expired(self) -> int:
+        oldest = self._clock() - self.ttl_seconds
+        try:
+            with self._engine.begin() as connection:
+                return connection.execute(predictions.delete().where(predictions.c.fetched_at < oldest)).rowcount
+        except SQLAlchemyError as error:
+            log.warning("cache purge failed: %s", _kind(error))
+            return 0
+
+
+def _kind(error: SQLAlchemyError) -> str:
+    """The driver's exception name when there is one (its message may hold the URL's password)."""
+    return type(getattr(error, "orig", None) or error).__name__
+
+
+def _answer(row) -> Answer:
+    countries = tuple((str(code), float(probability)) for code, probability in json.loads(row.countries))
+    return Answer(
+        name=row.name,
+        count=row.count,
+        countries=countries,
+        fetched_at=datetime.fromtimestamp(row.fetched_at, UTC),
+        cached=True,
+    )
+
+
+def _sqlite_pragmas(connection, _record) -> None:
+    # WAL: readers never wait for the writer, and two server processes can share one file.
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()

@@ -1,0 +1,384 @@
+"""The one way this server talks to nationalize.io: a request of up to 10 names, checked, retried, metered.
+
+Every answer is checked before it is believed: the content type is JSON, the body is small, it parses, it
+has nationalize's shape, and each answer names the name that was asked, in order. Anything else is an
+upstream fault: reported, never passed through. The quota headers of every answer are kept
+(:class:`QuotaLedger`), so a batch is never sent larger than the quota left (nationalize fails such a
+batch as a whole) and nothing is sent at all while the quota is known to be spent.
+
+The API key travels as the ``apikey`` query parameter, as nationalize wants; so no URL is ever logged or
+put in an error (httpx's own request log is kept at WARNING), and an upstream's error text is scrubbed of
+the key before it is quoted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import anyio
+import httpx
+
+from dockyard_shared import Problem, UpstreamUnavailable
+from dockyard_shared.upstream import RateLimit, problem_for_status, rate_limit_from
+
+from .models import Answer
+from .resilience import Backoff, CircuitBreaker, CircuitOpen, Deadline, GiveUp, retrying
+
+__all__ = ["NationalizeClient", "QuotaLedger", "QuotaSpent", "UpstreamFault", "parse_answers"]
+
+log = logging.getLogger("dockyard.name_origin")
+
+SERVICE = "nationalize.io"
+TRANSIENT_STATUSES = frozenset({502, 503, 504})
+_COUNTRY_ID = re.compile(r"^[A-Z]{2}$")
+_MAX_COUNTRIES = 10  # nationalize sends 5 at most; more is not its answer
+
+
+class UpstreamFault(Exception):
+    """nationalize answered, but not with something to believe (``what`` says what was wrong)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+
+class QuotaSpent(UpstreamUnavailable):
+    """429: the quota is spent. Retrying before ``reset_at`` cannot help; ``remaining`` may still fit fewer names."""
+
+    def __init__(
+        self, what: str, *, next_step: str | None, reset_at: datetime | None, remaining: int | None
+    ) -> None:
+        super().__init__(what, next_step=next_step, retryable=True)
+        self.reset_at = reset_at
+        self.remaining = remaining
+
+
+class _TransientStatus(Exception):
+    def __init__(self, status: int, headers: Mapping[str, str]) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.headers = headers
+
+
+def describe_wait(until: datetime | None, now: datetime) -> str:
+    """' at 2026-11-25T14:00:00Z (in 3 h 20 min)', or '' when unknown."""
+    if until is None:
+        return ""
+    seconds = max(0, math.ceil((until - now).total_seconds()))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    span = f"{hours} h {minutes} min" if hours else f"{minutes} min {secs} s" if minutes else f"{secs} s"
+    return f" at {until.astimezone(UTC).strftime('%Y-%m-%dT%H:%M:%SZ')} (in {span})"
+
+
+class QuotaLedger:
+    """What nationalize last said about the quota, minus the names sent since and not yet answered."""
+
+    def __init__(self, now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self._now = now
+        self.limit: int | None = None
+        self.remaining: int | None = None
+        self.reset_at: datetime | None = None
+        self.observed_at: datetime | None = None
+        self._in_flight = 0
+
+    def observe(self, rate: RateLimit | None) -> None:
+        if rate is None or rate.remaining is None:
+            return
+        same_window = (
+            self.remaining is not None
+            and self.reset_at is not None
+            and rate.reset_at is not None
+            and rate.reset_at <= self.reset_at + timedelta(seconds=60)
+        )
+        # Answers to concurrent requests arrive in any order: within one window the lowest figure is news.
+        self.remaining = min(self.remaining, rate.remaining) if same_window else rate.remaining  # type: ignore[type-var]
+        self.limit = rate.limit if rate.limit is not None else self.limit
+        self.reset_at = rate.reset_at or self.reset_at
+        self.observed_at = rate.observed_at
+
+    def _fresh(self) -> bool:
+        """Whether the figures still describe the current window."""
+        return self.remaining is not None and (self.reset_at is None or self.reset_at > self._now())
+
+    @property
+    def known(self) -> bool:
+        return self._fresh()
+
+    def spent(self) -> bool:
+        return self._fresh() and (self.remaining or 0) - self._in_flight <= 0
+
+    def reserve(self, wanted: int) -> int:
+        """How many of ``wanted`` names may be sent now (all when the quota is not known)."""
+        allowed = wanted if not self._fresh() else max(0, min(wanted, self.remaining - self._in_flight))  # type: ignore[operator]
+        self._in_flight += allowed
+        return allowed
+
+    def release(self, reserved: int) -> None:
+        self._in_flight = max(0, self._in_flight - reserved)
+
+    def exhausted_problem(self) -> QuotaSpent:
+        now = self._now()
+        when = describe_wait(self.reset_at, now)
+        return QuotaSpent(
+            f"{SERVICE}'s quota is spent: no new name can be looked up until it resets{when or ' (reset time unknown)'}.",
+            next_step="Cached names still answer. Retry new names after the reset; the operator can set an API "
+            "key with a larger quota.",
+            reset_at=self.reset_at,
+            remaining=0,
+        )
+
+
+@dataclass(frozen=True)
+class Request:
+    names: tuple[str, ...]  # normalised, 1 to 10
+    deadline: Deadline
+
+
+class NationalizeClient:
+    def __init__(
+        self,
+        *,
+        api_url: str,
+        api_key: str | None,
+        key_env: str,
+        backoff: Backoff,
+        breaker: CircuitBreaker,
+        max_body_bytes: int,
+        attempt_timeout: float,
+        normalise: Callable[[str], str],
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+        rng: Callable[[], float] = random.random,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.base_url = api_url.rstrip("/") + "/"
+        self._api_key = api_key
+        self.key_env = key_env
+        self.backoff = backoff
+        self.breaker = breaker
+        self.max_body_bytes = max_body_bytes
+        self.attempt_timeout = attempt_timeout
+        self._normalise = normalise
+        self._sleep = sleep
+        self._rng = rng
+        self._now = now
+        self.quota = QuotaLedger(now)
+        self.http: httpx.AsyncClient | None = None  # opened and closed by the server's lifespan
+        self.requests_sent = 0
+
+    @property
+    def has_key(self) -> bool:
+        return self._api_key is not None
+
+    def scrub(self, text: str) -> str:
+        return text.replace(self._api_key, "[redacted]") if self._api_key else text
+
+    async def fetch(self, names: Sequence[str], deadline: Deadline) -> list[Answer]:
+        """nationalize's answers for ``names`` (normalised, at most 10), in order.
+
+        Raises a :class:`~dockyard_shared.problems.Problem`: :class:`QuotaSpent` (429), PermissionDenied
+        (401/402), InvalidArgument (422), UpstreamUnavailable (down, faulty, circuit open, out of time).
+        """
+        request = Request(tuple(names), deadline)
+        try:
+            return await retrying(
+                lambda: self._attempt(request),
+                transient=_is_transient,
+                backoff=self.backoff,
+                deadline=deadline,
+                sleep=self._sleep,
+                rng=self._rng,
+            )
+        except CircuitOpen as open_circuit:
+            raise self._circuit_problem(open_circuit.retry_in) from None
+        except GiveUp as gave_up:
+            raise self._unavailable(gave_up.last, attempts=gave_up.attempts) from None
+        except UpstreamFault as fault:
+            raise UpstreamUnavailable(
+                f"{SERVICE} sent an answer that was discarded: {fault.what}.",
+                next_step="Retry later; if it persists the service (or something between us) is misbehaving.",
+            ) from None
+
+    async def _attempt(self, request: Request) -> list[Answer]:
+        if self.http is None:
+            raise RuntimeError("the HTTP client is not open: the server's lifespan has not started")
+        self.breaker.before_request()
+        try:
+            answers = await self._send(request)
+        except (UpstreamFault, _TransientStatus, httpx.TransportError, TimeoutError):
+            self.breaker.record_failure()
+            raise
+        except Problem:
+            self.breaker.record_success()  # a 4xx: the service is up and answering
+            raise
+        except BaseException:
+            self.breaker.release_trial()
+            raise
+        self.breaker.record_success()
+        return answers
+
+    async def _send(self, request: Request) -> list[Answer]:
+        assert self.http is not None
+        names = request.names
+        batch = len(names) > 1
+        params = [("name[]", n) for n in names] if batch else [("name", names[0])]
+        if self._api_key:
+            params.append(("apikey", self._api_key))
+        self.requests_sent += 1
+        with anyio.fail_after(max(0.001, min(self.attempt_timeout, request.deadline.remaining()))):
+            async with self.http.stream("GET", self.base_url, params=params) as response:
+                try:
+                    body = await self._read_capped(response)
+                except httpx.DecodingError:
+                    raise UpstreamFault("its body could not be decoded") from None
+        self.quota.observe(rate_limit_from(response.headers, now=self._now()))
+        status = response.status_code
+        log.debug("%s: %d name(s) -> HTTP %d", SERVICE, len(names), status)
+        if status in TRANSIENT_STATUSES:
+            raise _TransientStatus(status, response.headers)
+        if status != 200:
+            raise self._problem(status, response.headers, body, len(names))
+        return parse_answers(
+            body,
+            response.headers.get("content-type", ""),
+            names,
+            batch=batch,
+            normalise=self._normalise,
+            fetched_at=self._now(),
+        )
+
+    async def _read_capped(self, response: httpx.Response) -> bytes:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_body_bytes:
+            raise UpstreamFault(f"its body of {int(declared):,} bytes is over the {self.max_body_bytes:,}-byte limit")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise UpstreamFault(f"its body is over the {self.max_body_bytes:,}-byte limit")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _problem(self, status: int, headers: Mapping[str, str], body: bytes, count: int):
+        detail = _error_text(body)
+        problem = problem_for_status(
+            status,
+            service=SERVICE,
+            what=f"the prediction for {count} name{'s' if count != 1 else ''}",
+            headers=headers,
+            credential_env=self.key_env if (self._api_key or status in (401, 402)) else None,
+            detail=self.scrub(detail) if detail else None,
+        )
+        if status == 429:
+            rate = rate_limit_from(headers, now=self._now())
+            if rate is None or rate.remaining in (None, 0):
+                # Nothing fits any more: the ledger must say so even if the headers were missing.
+                self.quota.remaining, self.quota.observed_at = 0, self._now()
+                if rate is not None and rate.reset_at is not None:
+                    self.quota.reset_at = rate.reset_at
+            return QuotaSpent(
+                problem.what,
+                next_step=problem.next_step,
+                reset_at=self.quota.reset_at,
+                remaining=rate.remaining if rate else None,
+            )
+        return problem
+
+    def _unavailable(self, error: BaseException, *, attempts: int) -> UpstreamUnavailable:
+        if isinstance(error, _TransientStatus):
+            cause = f"answered HTTP {error.status}"
+        elif isinstance(error, (httpx.TimeoutException, TimeoutError)):
+            cause = "did not answer in time"
+        elif isinstance(error, httpx.ConnectError):
+            cause = "could not be reached"
+        else:
+            cause = f"dropped the connection ({type(error).__name__})"
+        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+        circuit = ""
+        if self.breaker.retry_in() > 0:
+            circuit = f" Requests are paused for {math.ceil(self.breaker.retry_in())} s to let it recover."
+        return UpstreamUnavailable(
+            f"{SERVICE} {cause} ({tries}).{circuit}",
+            next_step="Retry in a minute; cached names still answer meanwhile.",
+        )
+
+    def _circuit_problem(self, retry_in: float) -> UpstreamUnavailable:
+        return UpstreamUnavailable(
+            f"{SERVICE} failed repeatedly, so requests to it are paused (circuit open); "
+            f"the next try is allowed in {max(1, math.ceil(retry_in))} s.",
+            next_step="Retry after that; cached names still answer meanwhile.",
+        )
+
+
+def _is_transient(error: BaseException) -> bool:
+    return isinstance(error, (_TransientStatus, httpx.TransportError, TimeoutError))
+
+
+def _error_text(body: bytes) -> str | None:
+    """nationalize's ``{"error": "..."}`` text, if the body is that."""
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None
+    text = value.get("error") if isinstance(value, dict) else None
+    return str(text)[:200] if text else None
+
+
+def parse_answers(
+    body: bytes,
+    content_type: str,
+    asked: Sequence[str],
+    *,
+    batch: bool,
+    normalise: Callable[[str], str],
+    fetched_at: datetime,
+) -> list[Answer]:
+    """The answers in ``body`` for the names ``asked`` (normalised), or :class:`UpstreamFault`."""
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        raise UpstreamFault(f"its content type was {media_type[:60] or 'missing'!r}, not JSON")
+    try:
+        value = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise UpstreamFault("its body was not valid JSON") from None
+    items = value if batch else [value]
+    if not isinstance(items, list) or len(items) != len(asked):
+        raise UpstreamFault(f"it did not hold one answer for each of the {len(asked)} names asked")
+    answers = []
+    for position, (item, name) in enumerate(zip(items, asked, strict=True), start=1):
+        answer = _answer(item, fetched_at)
+        if answer is None:
+            raise UpstreamFault(f"answer {position} did not have nationalize's shape")
+        if normalise(answer.name) != name:
+            raise UpstreamFault(f"answer {position} was for another name than the one asked")
+        answers.append(Answer(name, answer.count, answer.countries, fetched_at))
+    return answers
+
+
+def _answer(item: object, fetched_at: datetime) -> Answer | None:
+    if not isinstance(item, dict):
+        return None
+    name, count, countries = item.get("name"), item.get("count"), item.get("country")
+    if not isinstance(name, str) or type(count) is not int or count < 0 or not isinstance(countries, list):
+        return None
+    pairs = []
+    for country in countries[:_MAX_COUNTRIES]:
+        if not isinstance(country, dict):
+            return None
+        code, probability = country.get("country_id"), country.get("probability")
+        if not isinstance(code, str) or not _COUNTRY_ID.match(code):
+            return None
+        if type(probability) not in (int, float) or not 0 <= probability <= 1:
+            return None
+        pairs.append((code, float(probability)))
+    pairs.sort(key=lambda pair: -pair[1])
+    return Answer(name, count, tuple(pairs), fetched_at)
+

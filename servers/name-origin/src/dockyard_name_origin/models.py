@@ -1,0 +1,111 @@
+"""What the tools return, and the one internal record of a nationalize answer.
+
+The reference server returned nationalize's raw JSON; ``name``, ``count`` and ``country: [{country_id,
+probability}]`` keep those names so a client written against it keeps working. Everything else is added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "Answer",
+    "BatchItem",
+    "BatchResult",
+    "CacheStatus",
+    "Confidence",
+    "CountryGuess",
+    "Prediction",
+    "QuotaStatus",
+    "Status",
+]
+
+Confidence = Literal["none", "low", "medium", "high"]
+Status = Literal[
+    "ok",
+    "unknown",
+    "invalid",
+    "not fetched: quota exhausted",
+    "not fetched: upstream unavailable",
+    "not fetched: offline",
+]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """nationalize's answer for one normalised name, as fetched or as cached."""
+
+    name: str
+    count: int
+    countries: tuple[tuple[str, float], ...]  # (ISO 3166-1 alpha-2, probability), most likely first
+    fetched_at: datetime
+    cached: bool = False
+
+    @property
+    def known(self) -> bool:
+        return self.count > 0 and bool(self.countries)
+
+
+class CountryGuess(BaseModel):
+    country_id: str
+    probability: float
+    country_name: str | None = Field(description="ISO 3166 English short name; null for a code it lacks.")
+
+
+class Prediction(BaseModel):
+    name: str = Field(description="The name as looked up (trimmed, lower case, Unicode NFC).")
+    count: int = Field(description="How many records nationalize holds for this name: the sample size.")
+    country: list[CountryGuess]
+    confidence: Confidence
+    status: Literal["ok", "unknown"]
+    cached: bool
+    fetched_at: datetime = Field(description="When nationalize gave this answer (UTC).")
+    note: str | None = None
+
+
+class BatchItem(BaseModel):
+    input: str | None = Field(default=None, description="The name as given, when it differs from name.")
+    name: str | None = None
+    status: Status
+    count: int | None = None
+    country: list[CountryGuess] | None = None
+    confidence: Confidence | None = None
+    reason: str | None = None
+
+
+class BatchResult(BaseModel):
+    results: list[BatchItem] = Field(description="One per name given, in input order, from offset.")
+    total: int = Field(description="Names given.")
+    offset: int
+    next_offset: int | None = Field(description="Pass as offset with the same names for the rest.")
+    statuses: dict[str, int] = Field(description="How many names got each status (all names, not one page).")
+    from_cache: int
+    fetched: int
+    upstream_requests: int
+    retry_at: datetime | None = None
+    note: str | None = None
+
+
+class CacheStatus(BaseModel):
+    enabled: bool
+    backend: str | None = None
+    entries: int | None = Field(default=None, description="Fresh cached predictions.")
+    ttl_days: float | None = None
+    hits: int = 0
+    misses: int = 0
+    hit_rate: float | None = None
+
+
+class QuotaStatus(BaseModel):
+    limit: int | None = Field(description="Names per period, as nationalize last said; null: not seen yet.")
+    remaining: int | None
+    reset_at: datetime | None
+    observed_at: datetime | None = Field(description="When those figures were read (UTC).")
+    circuit: str = Field(description="closed, or open with when the next try is allowed.")
+    offline: bool
+    cache: CacheStatus
+    note: str | None = None
