@@ -39,10 +39,57 @@ FREE_LIMIT = 100  # names a day per IP without a key
 KEY_LIMIT = 10_000
 BATCH_MAX = 10
 
-COUNTRY_POOL = (
-    "US GB IE AU CA NZ DE AT CH FR BE NL IT ES PT BR MX AR CO PL CZ SK HU RO UA RU SE NO DK FI "
-    "GR TR IL IN PK BD CN JP KR VN PH ID NG GH KE ZA EG MA XK"
-).split()
+COUNTRY_POOL = [
+    "US",
+    "GB",
+    "IE",
+    "AU",
+    "CA",
+    "NZ",
+    "DE",
+    "AT",
+    "CH",
+    "FR",
+    "BE",
+    "NL",
+    "IT",
+    "ES",
+    "PT",
+    "BR",
+    "MX",
+    "AR",
+    "CO",
+    "PL",
+    "CZ",
+    "SK",
+    "HU",
+    "RO",
+    "UA",
+    "RU",
+    "SE",
+    "NO",
+    "DK",
+    "FI",
+    "GR",
+    "TR",
+    "IL",
+    "IN",
+    "PK",
+    "BD",
+    "CN",
+    "JP",
+    "KR",
+    "VN",
+    "PH",
+    "ID",
+    "NG",
+    "GH",
+    "KE",
+    "ZA",
+    "EG",
+    "MA",
+    "XK",
+]
 
 FaultKind = Literal[
     "status", "hang", "malformed", "content_type", "oversized", "mismatch", "reset", "slow_body"

@@ -21,7 +21,19 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, create_engine, event, func, select
+from sqlalchemy import (
+    Column,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    func,
+    select,
+)
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
@@ -183,7 +195,9 @@ class PredictionCache:
         oldest = self._clock() - self.ttl_seconds
         try:
             with self._engine.begin() as connection:
-                return connection.execute(predictions.delete().where(predictions.c.fetched_at < oldest)).rowcount
+                return connection.execute(
+                    predictions.delete().where(predictions.c.fetched_at < oldest)
+                ).rowcount
         except SQLAlchemyError as error:
             log.warning("cache purge failed: %s", _kind(error))
             return 0

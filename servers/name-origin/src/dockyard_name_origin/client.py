@@ -257,7 +257,9 @@ class NationalizeClient:
     async def _read_capped(self, response: httpx.Response) -> bytes:
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_body_bytes:
-            raise UpstreamFault(f"its body of {int(declared):,} bytes is over the {self.max_body_bytes:,}-byte limit")
+            raise UpstreamFault(
+                f"its body of {int(declared):,} bytes is over the {self.max_body_bytes:,}-byte limit"
+            )
         chunks: list[bytes] = []
         size = 0
         async for chunk in response.aiter_bytes():
@@ -381,4 +383,3 @@ def _answer(item: object, fetched_at: datetime) -> Answer | None:
         pairs.append((code, float(probability)))
     pairs.sort(key=lambda pair: -pair[1])
     return Answer(name, count, tuple(pairs), fetched_at)
-

@@ -81,7 +81,9 @@ class BatchResult(BaseModel):
     results: list[BatchItem] = Field(description="One per name given, in input order, from offset.")
     total: int = Field(description="Names given.")
     offset: int
-    next_offset: int | None = Field(description="Pass as offset with the same names for the rest.")
+    next_offset: int | None = Field(
+        default=None, description="Pass as offset with the same names for the rest."
+    )
     statuses: dict[str, int] = Field(description="How many names got each status (all names, not one page).")
     from_cache: int
     fetched: int
@@ -101,10 +103,10 @@ class CacheStatus(BaseModel):
 
 
 class QuotaStatus(BaseModel):
-    limit: int | None = Field(description="Names per period, as nationalize last said; null: not seen yet.")
-    remaining: int | None
-    reset_at: datetime | None
-    observed_at: datetime | None = Field(description="When those figures were read (UTC).")
+    limit: int | None = Field(default=None, description="Names per period, as nationalize last said.")
+    remaining: int | None = None
+    reset_at: datetime | None = None
+    observed_at: datetime | None = Field(default=None, description="When those figures were read (UTC).")
     circuit: str = Field(description="closed, or open with when the next try is allowed.")
     offline: bool
     cache: CacheStatus

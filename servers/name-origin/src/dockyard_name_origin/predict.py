@@ -26,7 +26,6 @@ from dockyard_shared.offload import run_in_thread
 from .cache import PredictionCache
 from .client import NationalizeClient, QuotaSpent, describe_wait
 from .countries import country_name
-from .resilience import Deadline
 from .models import (
     Answer,
     BatchItem,
@@ -38,6 +37,7 @@ from .models import (
     QuotaStatus,
     Status,
 )
+from .resilience import Deadline
 from .settings import Limits
 
 __all__ = ["Predictor", "confidence", "invalid_reason", "normalise"]
@@ -221,7 +221,9 @@ class Predictor:
         cached = await self._cached(distinct)
         run = _Run({name: _outcome(answer) for name, answer in cached.items()}, len(distinct), progress)
         if progress is not None and distinct:
-            await progress(len(cached), len(distinct), f"{len(cached)} of {len(distinct)} names answered from the cache")
+            await progress(
+                len(cached), len(distinct), f"{len(cached)} of {len(distinct)} names answered from the cache"
+            )
         missing = [name for name in distinct if name not in run.outcomes]
         requests_before = self.upstream.requests_sent if self.upstream else 0
         if missing and self.upstream is None:
@@ -376,23 +378,33 @@ class Predictor:
         if statuses.get(QUOTA):
             now = datetime.now(run.retry_at.tzinfo) if run.retry_at else datetime.now()
             when = describe_wait(run.retry_at, now) or " (reset time unknown)"
-            parts.append(f"{statuses[QUOTA]} names not fetched: nationalize.io's quota is spent; it resets{when}; {again}.")
+            parts.append(
+                f"{statuses[QUOTA]} names not fetched: nationalize.io's quota is spent; it resets{when}; {again}."
+            )
         if statuses.get(UNAVAILABLE):
             because = run.unavailable_because or "nationalize.io did not answer"
-            parts.append(f"{statuses[UNAVAILABLE]} names not fetched: {because.rstrip('.')}; retry later, {again}.")
+            parts.append(
+                f"{statuses[UNAVAILABLE]} names not fetched: {because.rstrip('.')}; retry later, {again}."
+            )
         if statuses.get(OFFLINE):
             parts.append(
                 f"{statuses[OFFLINE]} names are not in the cache and this server runs --offline, so they were not "
                 "looked up (the operator can restart it without --offline)."
             )
         if next_offset is not None:
-            rest = "answered from the cache, no quota" if self.cache else "fetched again: this server keeps no cache"
+            rest = (
+                "answered from the cache, no quota"
+                if self.cache
+                else "fetched again: this server keeps no cache"
+            )
             parts.append(
                 f"Only names {offset + 1}-{next_offset} of {total} fit in this reply; call batch_predict with the "
                 f"same names and offset={next_offset} for the rest ({rest})."
             )
         if single_words:
-            parts.append(f"{single_words} names are a single word: surnames carry most of the signal about origin.")
+            parts.append(
+                f"{single_words} names are a single word: surnames carry most of the signal about origin."
+            )
         return " ".join(parts) or None
 
     # -- quota and cache --------------------------------------------------------------------------
@@ -428,7 +440,11 @@ class Predictor:
         breaker = upstream.breaker
         retry_in = breaker.retry_in()
         circuit = f"open: next try in {math.ceil(retry_in)} s" if retry_in > 0 else breaker.state.value
-        key = f"an API key from ${self.key_env}" if upstream.has_key else "no API key (the free tier: about 100 names a day)"
+        key = (
+            f"an API key from ${self.key_env}"
+            if upstream.has_key
+            else "no API key (the free tier: about 100 names a day)"
+        )
         note = f"Requests carry {key}. Hits and misses count since the server started."
         if quota.observed_at is None:
             note = "No answer from nationalize.io yet, so the quota is not known. " + note

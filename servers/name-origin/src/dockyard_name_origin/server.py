@@ -1,0 +1,137 @@
+"""The MCP face of dockyard-name-origin: the ``predict`` toolset, the ISO 3166 resource and a prompt.
+
+The lifespan opens the one ``httpx.AsyncClient`` the server uses for as long as it runs (pooled HTTP/1.1
+keep-alive connections, explicit timeouts), instead of a client, a TCP and a TLS handshake per call.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from functools import partial
+from importlib.metadata import PackageNotFoundError, version
+
+import httpx
+from fastmcp import FastMCP
+from fastmcp.server.lifespan import lifespan
+
+from dockyard_shared.server import new_server
+from dockyard_shared.toolsets import install
+
+from .cache import PredictionCache
+from .client import NationalizeClient
+from .countries import country_table
+from .predict import Predictor, normalise
+from .resilience import Backoff, CircuitBreaker, Clock
+from .settings import TOOLSETS, Settings
+from .toolsets import predict as predict_tools
+
+__all__ = ["create_server"]
+
+INSTRUCTIONS = """Predict where a name is most common, from nationalize.io. One name: predict_origin; several:
+batch_predict (one call: deduplicated, cached, batched, partial results with a status per name).
+quota_status shows the quota, the circuit breaker and the cache. A prediction describes a name, never a
+person: read the interpret_name_origin prompt before drawing conclusions."""
+
+INTERPRET = """You are interpreting name-origin predictions from nationalize.io{about}. Do it responsibly:
+
+1. Get the predictions with the dockyard-name-origin tools: predict_origin for one name, batch_predict for
+   several (one call). A surname or full name says much more than a first name.
+2. Read every prediction as a statement about a name: how people bearing it are spread over countries in
+   nationalize's records. It is not a fact about any person. Anyone can bear any name: migration, marriage,
+   adoption and transliteration make a name a weak signal about an individual.
+3. Report probabilities with their sample size (count) and confidence label. With confidence "low" or
+   "none", say that there is too little data to say anything; never round a 0.3 up to "is from".
+4. Do not infer or state an individual's nationality, ethnicity, religion, immigration status or any other
+   protected attribute, and do not use these predictions to decide anything about a person (hiring,
+   lending, housing, policing, eligibility) or to single out, profile or target people. If asked to, decline
+   and explain why.
+5. Aggregate, statistical uses are the fitting ones (how diverse the names in a dataset are, which
+   languages a list of names suggests for localisation), stated with their uncertainty.
+6. nationalize's records are uneven between countries: say so when a result may reflect that."""
+
+log = logging.getLogger("dockyard.name_origin")
+
+
+def create_server(
+    settings: Settings,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    clock: Clock = time.monotonic,
+) -> FastMCP:
+    """The server for ``settings``. ``transport`` replaces the HTTP transport of the one client (tests,
+    proxies); ``clock`` is the circuit breaker's."""
+    limits = settings.limits
+    cache = (
+        PredictionCache.open(settings.cache_url, ttl_days=settings.cache_ttl_days)
+        if settings.cache_url
+        else None
+    )
+    upstream = None
+    if not settings.offline:
+        upstream = NationalizeClient(
+            api_url=settings.api_url,
+            api_key=settings.api_key,
+            key_env=settings.api_key_env,
+            backoff=Backoff(limits.backoff_base, limits.backoff_cap, limits.max_attempts),
+            breaker=CircuitBreaker(
+                threshold=limits.breaker_threshold, cooldown=limits.breaker_cooldown, clock=clock
+            ),
+            max_body_bytes=limits.max_body_bytes,
+            attempt_timeout=limits.connect_timeout + limits.read_timeout,
+            normalise=normalise,
+        )
+    predictor = Predictor(upstream=upstream, cache=cache, limits=limits, key_env=settings.api_key_env)
+    # httpx logs every request's URL at INFO, and nationalize wants the key in the URL.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+
+    @lifespan
+    async def http_client(server: FastMCP) -> AsyncIterator[dict]:
+        if upstream is None:
+            yield {}
+            return
+        async with httpx.AsyncClient(
+            transport=transport,
+            timeout=httpx.Timeout(limits.read_timeout, connect=limits.connect_timeout),
+            limits=httpx.Limits(
+                max_connections=limits.pool_connections,
+                max_keepalive_connections=limits.pool_connections,
+                keepalive_expiry=30,
+            ),
+            headers={"User-Agent": f"dockyard-name-origin/{_version()}", "Accept": "application/json"},
+        ) as http:
+            upstream.http = http
+            try:
+                yield {}
+            finally:
+                upstream.http = None
+
+    server = new_server(
+        "dockyard-name-origin",
+        instructions=INSTRUCTIONS,
+        distribution="dockyard-name-origin",
+        lifespan=http_client,
+    )
+    (toolset,) = TOOLSETS
+    install(server, settings.exposure, {toolset: partial(predict_tools.register, predictor=predictor)})
+
+    @server.resource("iso3166://countries", mime_type="application/json")
+    def countries() -> dict[str, str]:
+        """ISO 3166-1 alpha-2 country codes (the country_id of predictions) and their English short names."""
+        return country_table()
+
+    @server.prompt
+    def interpret_name_origin(names: str = "") -> str:
+        """Interpret name-origin predictions responsibly: probabilities about a name, not facts about a person."""
+        about = f" for: {' '.join(names.split())[:500]}" if names.strip() else ""
+        return INTERPRET.format(about=about)
+
+    return server
+
+
+def _version() -> str:
+    try:
+        return version("dockyard-name-origin")
+    except PackageNotFoundError:  # pragma: no cover - running from an uninstalled checkout
+        return "0"
