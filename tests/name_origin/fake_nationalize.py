@@ -91,6 +91,13 @@ COUNTRY_POOL = [
     "XK",
 ]
 
+STATUS_TEXT = {
+    401: "Invalid API key",
+    402: "Subscription is not active",
+    422: "Invalid 'name' parameter",
+    429: "Request limit reached",
+}
+
 FaultKind = Literal[
     "status", "hang", "malformed", "content_type", "oversized", "mismatch", "reset", "slow_body"
 ]
@@ -152,6 +159,7 @@ class FakeNationalize:
     free_limit: int = FREE_LIMIT
     window_seconds: int = 86_400
     latency: float = 0.0  # added to every answer
+    echo_key: bool = False  # error texts quote the apikey asked with (a careless upstream)
     persistent: Fault | None = None
     requests: list[Recorded] = field(default_factory=list)
     quotas: dict[str, Quota] = field(default_factory=dict)
@@ -237,6 +245,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, code: int, value: Any, headers: dict[str, str] | None = None) -> None:
         self._send(code, json.dumps(value).encode(), headers=headers)
 
+    def _error(self, code: int, text: str, apikey: str | None, headers: dict[str, str] | None = None) -> None:
+        if self.fake.echo_key and apikey:
+            text = f"{text} (apikey={apikey})"
+        self._json(code, {"error": text}, headers)
+
     def _quota_headers(self, quota: Quota) -> dict[str, str]:
         return {
             "X-Rate-Limit-Limit": str(quota.limit),
@@ -256,36 +269,37 @@ class _Handler(BaseHTTPRequestHandler):
             fake.requests.append(Recorded(names, batch, apikey, parsed.query, dict(self.headers), fault))
         if fake.latency:
             fake.stopping.wait(fake.latency)
-        if fault is not None and self._faulted(fault, names, batch):
+        if fault is not None:
+            self._faulted(fault, names, batch, apikey)
             return
         if parsed.path != "/":
-            self._json(404, {"error": "Not found"})
+            self._error(404, "Not found", apikey)
             return
         if apikey is not None and apikey not in fake.keys:
-            self._json(401, {"error": "Invalid API key"})
+            self._error(401, "Invalid API key", apikey)
             return
         if apikey is not None and apikey in fake.inactive_keys:
-            self._json(402, {"error": "Subscription is not active"})
+            self._error(402, "Subscription is not active", apikey)
             return
         if not names:
-            self._json(422, {"error": "Missing 'name' parameter"})
+            self._error(422, "Missing 'name' parameter", apikey)
             return
         if batch and len(names) > BATCH_MAX:
-            self._json(422, {"error": f"Invalid 'name[]' parameter: at most {BATCH_MAX} names"})
+            self._error(422, f"Invalid 'name[]' parameter: at most {BATCH_MAX} names", apikey)
             return
         if any(not name.strip() for name in names):
-            self._json(422, {"error": "Invalid 'name' parameter"})
+            self._error(422, "Invalid 'name' parameter", apikey)
             return
         identity, limit = (apikey, fake.keys[apikey]) if apikey else (self.client_address[0], fake.free_limit)
         spent, quota = fake.spend(identity, limit, len(names))
         if not spent:
-            self._json(429, {"error": "Request limit reached"}, self._quota_headers(quota))
+            self._error(429, "Request limit reached", apikey, self._quota_headers(quota))
             return
         answers = [prediction(name) for name in names]
         self._json(200, answers if batch else answers[0], self._quota_headers(quota))
 
-    def _faulted(self, fault: Fault, names: tuple[str, ...], batch: bool) -> bool:
-        """Answer as ``fault`` says; False when the fault only changes the answer's content."""
+    def _faulted(self, fault: Fault, names: tuple[str, ...], batch: bool, apikey: str | None) -> None:
+        """Answer as ``fault`` says instead of as the contract does."""
         fake = self.fake
         answers = [prediction(name) for name in names] or [prediction("x")]
         good = json.dumps(answers if batch else answers[0]).encode()
@@ -293,7 +307,7 @@ class _Handler(BaseHTTPRequestHandler):
             if fault.status in (502, 504):
                 self._send(fault.status, b"<html><body>Bad gateway</body></html>", content_type="text/html")
             else:
-                self._json(fault.status, {"error": "Service unavailable"}, {"Retry-After": "1"})
+                self._error(fault.status, STATUS_TEXT.get(fault.status, "Service unavailable"), apikey)
         elif fault.kind == "hang":
             fake.stopping.wait(fault.seconds)
             self.close_connection = True
@@ -328,7 +342,6 @@ class _Handler(BaseHTTPRequestHandler):
                     self.wfile.flush()
                 except OSError:
                     break
-        return True
 
 
 class RunningFake:
