@@ -81,7 +81,7 @@ def known_name(start: int = 0, *, at_least: int = 1) -> str:
     return next(
         name
         for i in range(start, start + 10_000)
-        if (answer := prediction(name := f"given{i} family{i}"))["count"] >= at_least
+        if prediction(name := f"given{i} family{i}")["count"] >= at_least
     )
 
 
