@@ -103,7 +103,9 @@ async def call_with_progress(
         result = await client.call_tool(tool, arguments, progress_callback=on_progress)
     else:
         result = await client.call_tool(tool, arguments, progress_handler=on_progress, raise_on_error=False)
-    outcome = ToolOutcome(bool(result.is_error), _text_of(result.content), result.structured_content, result.content)
+    outcome = ToolOutcome(
+        bool(result.is_error), _text_of(result.content), result.structured_content, result.content
+    )
     return outcome, seen
 
 

@@ -142,7 +142,9 @@ def test_a_batch_answered_out_of_order_is_a_fault():
 
 
 def rate(remaining: int, reset_in: float, *, at: datetime = NOW, limit: int = 100) -> RateLimit:
-    return RateLimit(limit=limit, remaining=remaining, reset_at=at + timedelta(seconds=reset_in), observed_at=at)
+    return RateLimit(
+        limit=limit, remaining=remaining, reset_at=at + timedelta(seconds=reset_in), observed_at=at
+    )
 
 
 def test_the_ledger_sends_everything_while_the_quota_is_unknown():
@@ -182,7 +184,9 @@ def test_a_spent_quota_comes_back_after_its_reset_time():
 
 
 def test_waits_are_described_in_words():
-    assert describe_wait(NOW + timedelta(hours=3, minutes=20), NOW) == " at 2026-11-24T15:20:00Z (in 3 h 20 min)"
+    assert (
+        describe_wait(NOW + timedelta(hours=3, minutes=20), NOW) == " at 2026-11-24T15:20:00Z (in 3 h 20 min)"
+    )
     assert describe_wait(NOW + timedelta(seconds=9), NOW) == " at 2026-11-24T12:00:09Z (in 9 s)"
     assert describe_wait(None, NOW) == ""
 

@@ -1,6 +1,5 @@
 """The ``predict`` toolset: predict_origin, batch_predict and quota_status, each one call into the Predictor."""
 
-
 from typing import Annotated
 
 from fastmcp import Context
@@ -26,8 +25,9 @@ def register(registrar: ToolRegistrar, predictor: Predictor) -> None:
     ) -> Prediction:
         """Predict where one name is most common, from nationalize.io's records.
 
-        Use when: one name. Not for: several names — use batch_predict; facts about a person — a
-        prediction describes a name, never its bearer (see the interpret_name_origin prompt).
+        Use when: one name.
+        Not for: several names — use batch_predict; facts about a person — a prediction describes a
+        name, never its bearer (see the interpret_name_origin prompt).
         Returns: name (as looked up: trimmed, lower case), count (records: the sample size), country
         [{country_id, probability, country_name}], confidence (none/low/medium/high from count and top
         probability), status ok|unknown (no record: not an error), cached, fetched_at, note.
@@ -43,7 +43,8 @@ def register(registrar: ToolRegistrar, predictor: Predictor) -> None:
     ) -> BatchResult:
         """Predict where each of many names is most common: one call, deduplicated, cached, batched.
 
-        Use when: more than one name. Not for: one name — predict_origin gives every country and notes.
+        Use when: more than one name.
+        Not for: one name — predict_origin gives every country and notes.
         Returns: results in input order, each {input (if normalising changed it), name, status (ok,
         unknown, invalid, not fetched: quota exhausted | upstream unavailable | offline), count,
         country (top 3), confidence, reason}; statuses counted, retry_at, note saying what to do next.
