@@ -41,12 +41,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from dockyard_git.__main__ import entry as git_entry
+from dockyard_name_origin.__main__ import entry as name_origin_entry
+from dockyard_name_origin.cache import PredictionCache
 from dockyard_shared.runner import ServerEntry
 from dockyard_sqlite.__main__ import entry as sqlite_entry
 from dockyard_sqlite.demo import ensure_demo_database
 from tests.git.fake_github import TOKEN, FakeGitHub, RunningFake
 from tests.git.helpers import git, make_repo
 from tests.harness import LEGACY, MODERN, REPO_ROOT, Era, Launch, open_session
+from tests.interop.conftest import loopback_nationalize
 from tests.interop.fuzzing import StdioPeer, arguments_for, check_answer
 from tests.shared.toy_server import WORDS
 from tests.shared.toy_server import entry as toy_entry
@@ -70,6 +73,7 @@ GIT_READ = (
 )
 GIT_WRITE = ("git_add", "git_checkout", "git_commit", "git_create_branch", "git_stash", "git_unstage")
 GITHUB = ("github_issue", "github_issues", "github_pull_request", "github_pull_requests")
+NAME_ORIGIN = ("batch_predict", "predict_origin", "quota_status")
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,8 @@ CONFIGS = {
         Config("sqlite-write", sqlite_entry, (*SQLITE_READ, "execute"), writes=True),
         Config("git", git_entry, GIT_READ),
         Config("git-write-github", git_entry, (*GIT_READ, *GIT_WRITE, *GITHUB), writes=True, github=True),
+        # Its cache is the one thing it writes, so it is "writes" here; its upstream is a loopback fake.
+        Config("name-origin", name_origin_entry, NAME_ORIGIN, writes=True),
     ]
 }
 # In memory each configuration speaks one protocol era (both eras for every tool would double the run
@@ -101,9 +107,10 @@ ERA_OF: dict[str, Era] = {
     "sqlite-write": MODERN,
     "git": LEGACY,
     "git-write-github": MODERN,
+    "name-origin": LEGACY,
 }
 # Over stdio, one process per server: the widest configuration of each.
-STDIO_CONFIGS = ("toy", "sqlite-write", "git-write-github")
+STDIO_CONFIGS = ("toy", "sqlite-write", "git-write-github", "name-origin")
 
 # Tools whose error is allowed to be an internal one: the toy's crash tool exists to raise.
 INTERNAL_OK = {("toy", "crash")}
@@ -187,6 +194,13 @@ def make_target(config: Config, sandbox: Path, demo: Path, github_url: str) -> T
         data = sandbox / "toy"
         data.mkdir()
         return Target(config, sandbox, data, (), {}, {"name": WORDS, "seconds": [0, 0.01]})
+    if config.entry is name_origin_entry:
+        data = sandbox / "cache" / "cache.db"
+        args = ("--api-url", loopback_nationalize(), "--cache-url", f"sqlite:///{data}")
+        PredictionCache.open(f"sqlite:///{data}", ttl_days=30).close()  # the file is there before the run
+        names = ["michael", "Zoë Smith", "  ANNA  ", "", "1234", "O'Brien", "李小龍", "x" * 101]
+        hints = {"name": names, "names": [names, [names[0]] * 30, [f"n{i} smith" for i in range(25)]]}
+        return Target(config, sandbox, data, args, {}, {**hints, "offset": [0, 1, 3]})
     if config.entry is sqlite_entry:
         data = sandbox / "data" / "demo.db"
         data.parent.mkdir()
@@ -548,6 +562,7 @@ WIRE_ARGUMENT = {
     "toy": ("word", "name"),
     "sqlite-write": ("query", "sql"),
     "git-write-github": ("git_log", "grep"),
+    "name-origin": ("predict_origin", "name"),
 }
 
 
