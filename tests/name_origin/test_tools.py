@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import mcp.types as mt
 import pytest
 
 from dockyard_shared import missing_description_sections
@@ -247,3 +248,17 @@ async def test_an_excluded_tool_cannot_be_listed_or_called(nationalize, era):
         outcome = await session.call("batch_predict", {"names": ["ann"]})
     assert outcome.is_error and "Unknown tool" in outcome.text
     assert nationalize.fake.request_count == 0
+
+
+async def test_the_prompts_names_complete_from_the_cache(nationalize, tmp_path, era):
+    server = make_server(nationalize.url, cache_url=sqlite_url(tmp_path))
+    prompt = mt.PromptReference(type="ref/prompt", name="interpret_name_origin")
+    async with open_session(server, era=era) as session:
+        await session.call_ok("batch_predict", {"names": ["anna lee", "anna_b", "annabel", "bo kim"]})
+        single = await session.complete(prompt, "names", "ANNA")
+        listed = await session.complete(prompt, "names", "bo kim, anna_")
+        wildcard = await session.complete(prompt, "names", "%")
+    assert single == ["anna lee", "anna_b", "annabel"]
+    assert listed == ["bo kim, anna_b"]
+    assert wildcard == []
+    assert nationalize.fake.request_count == 1

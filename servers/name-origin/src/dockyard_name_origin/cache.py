@@ -191,6 +191,23 @@ class PredictionCache:
             log.warning("cache size unavailable: %s", _kind(error))
             return None
 
+    def names_starting(self, prefix: str, limit: int = 20) -> list[str]:
+        """Fresh cached names that start with ``prefix`` (normalised), in order: for completions."""
+        oldest = self._clock() - self.ttl_seconds
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        try:
+            with self._engine.connect() as connection:
+                rows = connection.execute(
+                    select(predictions.c.name)
+                    .where(predictions.c.name.like(pattern, escape="\\"), predictions.c.fetched_at >= oldest)
+                    .order_by(predictions.c.name)
+                    .limit(limit)
+                )
+                return [row.name for row in rows]
+        except SQLAlchemyError as error:
+            log.warning("cache completion failed: %s", _kind(error))
+            return []
+
     def purge_expired(self) -> int:
         oldest = self._clock() - self.ttl_seconds
         try:

@@ -459,6 +459,14 @@ class Predictor:
             note=note,
         )
 
+    async def cached_names(self, prefix: str, limit: int = 20) -> list[str]:
+        """Cached names starting with ``prefix`` (for completions); nothing is fetched."""
+        key = normalise(prefix)[: self.limits.max_name_chars]
+        if self.cache is None or any(unicodedata.category(char) in ("Cc", "Cs", "Co") for char in key):
+            return []
+        cache = self.cache
+        return await run_in_thread(lambda: cache.names_starting(key, limit))
+
     async def _cached(self, names: list[str]) -> dict[str, Answer]:
         if self.cache is None or not names:
             return {}

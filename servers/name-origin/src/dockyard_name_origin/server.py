@@ -13,6 +13,7 @@ from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 
 import httpx
+import mcp.types as mt
 from fastmcp import FastMCP
 from fastmcp.server.lifespan import lifespan
 
@@ -126,6 +127,19 @@ def create_server(
         """Interpret name-origin predictions responsibly: probabilities about a name, not facts about a person."""
         about = f" for: {' '.join(names.split())[:500]}" if names.strip() else ""
         return INTERPRET.format(about=about)
+
+    @server.completion
+    async def complete(
+        ref: mt.PromptReference | mt.ResourceTemplateReference,
+        argument: mt.CompletionArgument,
+        context: mt.CompletionContext | None,
+    ) -> list[str]:
+        """The prompt's ``names``: the last comma-separated entry completed from the cached names."""
+        if argument.name != "names":
+            return []
+        head, comma, last = argument.value.rpartition(",")
+        lead = f"{head}, " if comma else ""
+        return [lead + name for name in await predictor.cached_names(last)]
 
     return server
 
