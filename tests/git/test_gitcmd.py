@@ -100,7 +100,13 @@ def test_a_read_only_command_gets_only_the_overrides_its_repository_config_calls
     # The real git lists the config files; every other command prints the environment it was given.
     runner = GitRunner(git=fake_git(tmp_path, 'case "$*" in *config*) exec git "$@";; esac; exec env'))
     lean = overrides_seen(runner, git_dir, "status")
-    assert lean == {"core.hooksPath": "/dev/null", "core.fsmonitor": "false"}
+    # Pack windows sized for the memory limit (1 GiB by default) come with every command.
+    assert lean == {
+        "core.hooksPath": "/dev/null",
+        "core.fsmonitor": "false",
+        "core.packedGitWindowSize": "64m",
+        "core.packedGitLimit": "512m",
+    }
     # A command that may rewrite config (and start git processes that re-read it) gets every override.
     full = overrides_seen(runner, git_dir, "commit")
     assert {"core.hooksPath", "core.pager", "diff.external", "gpg.program", "log.showSignature"} <= set(full)

@@ -32,6 +32,10 @@ class FileChange(BaseModel):
         description="git's one-letter status: M modified, A added, D deleted, R renamed, T type change"
     )
     original_path: str | None = None
+    submodule: bool | None = Field(
+        None,
+        description="true for a submodule: the commit recorded for it changed (its files are not looked at)",
+    )
 
 
 class StatusResult(BaseModel):

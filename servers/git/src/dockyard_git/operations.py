@@ -12,7 +12,15 @@ from collections.abc import Collection, Sequence
 from typing import get_args
 from urllib.parse import urlparse
 
-from dockyard_shared import Conflict, InvalidArgument, NotFound, Problem, bound_text, did_you_mean
+from dockyard_shared import (
+    Conflict,
+    InvalidArgument,
+    LimitExceeded,
+    NotFound,
+    Problem,
+    bound_text,
+    did_you_mean,
+)
 
 from .gitcmd import GitRunner
 from .models import (
@@ -120,6 +128,14 @@ def _parse_commits(text: str, limits: Limits) -> list[Commit]:
     return commits
 
 
+def _submodule_note(paths: Sequence[str]) -> str:
+    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    return (
+        f"Submodules ({shown}) are reported by the commit the superproject records for them (staged when "
+        "it changed in the index); their own files and checked-out commits are never looked at."
+    )
+
+
 def _split_patch(text: str) -> list[tuple[str, str]]:
     """(path, section) for each file of a unified diff."""
     result = []
@@ -141,8 +157,51 @@ class GitOperations:
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _git(self, repo: Repository, *args: str, max_bytes: int = 4_000_000, check: bool = True):
-        return self.runner.run(repo.git_dir, repo.work_tree, args, max_bytes=max_bytes, check=check)
+    def _git(
+        self,
+        repo: Repository,
+        *args: str,
+        max_bytes: int = 4_000_000,
+        check: bool = True,
+        magic: bool = False,
+    ):
+        return self.runner.run(
+            repo.git_dir, repo.work_tree, args, max_bytes=max_bytes, check=check, magic_pathspecs=magic
+        )
+
+    def _gitlinks(self, repo: Repository, pathspec: Sequence[str]) -> list[str]:
+        """The submodules (gitlinks in the index) under ``pathspec``.
+
+        ``git add`` and ``git stash push`` ask every submodule they cover whether it is dirty by starting a
+        git inside it, whatever the config says; the runner's gatekeeper stops that git, so these commands
+        are given pathspecs that leave the submodules out.
+        """
+        output = self._git(repo, "ls-files", "-z", "--stage", "--", *pathspec, max_bytes=32_000_000)
+        if output.truncated:
+            raise LimitExceeded(
+                "The index is too large to check for submodules before staging.",
+                next_step="Name fewer or narrower paths.",
+            )
+        links = []
+        for record in output.text.split("\x00"):
+            info, _, path = record.partition("\t")
+            if info.startswith("160000 "):
+                links.append(path)
+        return links
+
+    def _submodules_left_out(
+        self, repo: Repository, command: list[str], pathspec: Sequence[str]
+    ) -> list[str]:
+        """Run ``command`` on ``pathspec`` (literal paths, all by default) with the submodules left out;
+        returns the submodules left out."""
+        links = self._gitlinks(repo, pathspec)
+        if not links:
+            self._git(repo, *command, "--", *pathspec)
+            return []
+        magic = [f":(literal){path}" for path in pathspec or ["."]]
+        magic += [f":(exclude,literal){link}" for link in links]
+        self._git(repo, *command, "--", *magic, magic=True)
+        return links
 
     def verify(self, repo: Repository, revision: str, what: str = "revision") -> str:
         """The commit id ``revision`` names, or a not-found error."""
@@ -206,6 +265,7 @@ class GitOperations:
     def status(self, repo: Repository) -> StatusResult:
         if repo.bare:
             raise InvalidArgument(f"{repo.name} is a bare repository: it has no working tree to report on.")
+        # dirty: a submodule counts by the commit recorded for it, never by its files (see _submodule_note).
         output = self._git(
             repo,
             "status",
@@ -213,6 +273,7 @@ class GitOperations:
             "--branch",
             "-z",
             "--untracked-files=normal",
+            "--ignore-submodules=dirty",
             max_bytes=2_000_000,
         )
         branch = head = upstream = None
@@ -221,6 +282,7 @@ class GitOperations:
         unstaged: list[FileChange] = []
         untracked: list[str] = []
         conflicted: list[str] = []
+        submodules: list[str] = []
         entries = output.text.split("\x00")
         index = 0
         while index < len(entries):
@@ -244,9 +306,17 @@ class GitOperations:
                 if entry[0] == "2":
                     original = entries[index]
                     index += 1
+                submodule = parts[2].startswith("S")
+                if submodule:
+                    # The work-tree side would be the submodule's own checked-out commit: never reported.
+                    submodules.append(path)
                 if xy[0] != ".":
-                    staged.append(FileChange(path=path, status=xy[0], original_path=original))
-                if xy[1] != ".":
+                    staged.append(
+                        FileChange(
+                            path=path, status=xy[0], original_path=original, submodule=submodule or None
+                        )
+                    )
+                if xy[1] != "." and not submodule:
                     unstaged.append(FileChange(path=path, status=xy[1]))
             elif entry.startswith("u "):
                 conflicted.append(entry.split(" ", 10)[-1])
@@ -254,11 +324,14 @@ class GitOperations:
                 untracked.append(entry[2:])
         cap = self.limits.max_list
         truncated = output.truncated or any(len(x) > cap for x in (staged, unstaged, untracked, conflicted))
-        note = (
-            f"Long lists cut to {cap} entries each. Narrow with git_diff(name_only=true, paths=[...])."
-            if truncated
-            else None
-        )
+        notes = []
+        if truncated:
+            notes.append(
+                f"Long lists cut to {cap} entries each. Narrow with git_diff(name_only=true, paths=[...])."
+            )
+        if submodules:
+            notes.append(_submodule_note(submodules))
+        note = " ".join(notes) or None
         return StatusResult(
             repository=str(repo.path),
             branch=branch,
@@ -370,6 +443,10 @@ class GitOperations:
         where = self._diff_target(repo, staged, base, target)
         pathspec = ["--", *self._paths(repo, paths)]
         common = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M"]
+        if where == ["--cached"] or (base and target):
+            # No work tree involved: a submodule's change is its recorded commit ("Subproject commit …").
+            # Against the work tree it would be the submodule's checked-out commit, which is never read.
+            common.append("--ignore-submodules=dirty")
         files = self._diff_files(repo, common, where, pathspec, counts=mode == "stat")
         cap = self.limits.max_list
         if mode != "patch":
@@ -776,10 +853,11 @@ class GitOperations:
                 "Name the files to stage.",
                 next_step="Pass paths, e.g. ['src/app.py'] or ['.'] for everything.",
             )
-        self._git(repo, "add", "--", *self._paths(repo, paths))
-        return WriteResult(
-            repository=str(repo.path), message=f"Staged {len(paths)} path(s).", status=self.status(repo)
-        )
+        left_out = self._submodules_left_out(repo, ["add"], self._paths(repo, paths))
+        message = f"Staged {len(paths)} path(s)."
+        if left_out:
+            message += f" Submodules left out (never staged here): {', '.join(left_out[:10])}."
+        return WriteResult(repository=str(repo.path), message=message, status=self.status(repo))
 
     def unstage(self, repo: Repository, paths: Sequence[str]) -> WriteResult:
         self._work_tree(repo)
@@ -896,10 +974,11 @@ class GitOperations:
             if not (status.staged or status.unstaged):
                 raise Conflict("There are no changes to stash.", next_step="Nothing to do.")
             args = ["stash", "push"] + ([f"--message={message}"] if message else [])
-            self._git(repo, *args)
-            return WriteResult(
-                repository=str(repo.path), message="Changes stashed.", status=self.status(repo)
+            left_out = self._submodules_left_out(repo, args, [])
+            text = "Changes stashed." + (
+                f" Submodules left out: {', '.join(left_out[:10])}." if left_out else ""
             )
+            return WriteResult(repository=str(repo.path), message=text, status=self.status(repo))
         if action == "pop":
             # --quiet: otherwise pop runs its own `git status` as a child, which reads the config the pop
             # has just rewritten before our overrides could be recomputed for it.
