@@ -72,6 +72,9 @@ class TableDescription(BaseModel):
     sample_rows: Annotated[
         list[list[Any]], bulk_list("the first few rows: lists of values, columns in the order above")
     ]
+    note: str | None = Field(
+        default=None, description="what was left out to fit one reply, and how to read it"
+    )
 
 
 class QueryResult(BaseModel):
@@ -94,6 +97,7 @@ class QueryPlan(BaseModel):
     database: str
     plan: list[PlanNode]
     full_scans: list[str] = Field(description="full table scans, and the index that would avoid each")
+    note: str | None = Field(default=None, description="what was left out to fit one reply")
 
 
 class ExecuteResult(BaseModel):
@@ -103,3 +107,4 @@ class ExecuteResult(BaseModel):
     returned_rows: list[list[Any]] | None = Field(
         default=None, description="rows of a RETURNING clause (≤ 100)"
     )
+    note: str | None = Field(default=None, description="why RETURNING rows were left out")

@@ -16,6 +16,7 @@ from dockyard_shared.paths import user_data_dir
 from dockyard_shared.toolsets import Exposure, Toolset, exposure_from
 
 __all__ = [
+    "MAX_REPLY_CHARS",
     "READ",
     "TOOLSETS",
     "WRITE",
@@ -36,6 +37,9 @@ WRITE = Toolset(
 )
 TOOLSETS = (READ, WRITE)
 
+# The longest result any call returns at the default limits (tests hold every tool to it).
+MAX_REPLY_CHARS = 100_000
+
 _ALIAS = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
 
 
@@ -43,7 +47,10 @@ _ALIAS = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
 class Limits:
     default_rows: int = 100  # rows per page when the model does not say
     max_rows: int = 10_000  # hard ceiling on rows per page (--max-rows)
-    max_chars: int = 400_000  # JSON characters of rows per page: a reply stays well under 1 MiB
+    # JSON characters of one page of rows (column names included), and of a catalog answer: with the rest
+    # of the reply a result stays under 100,000 characters (~25,000 tokens), the most one popular host
+    # accepts from a tool.
+    max_chars: int = 90_000
     max_cell_chars: int = 10_000  # one text value longer than this is cut (and says how to read the rest)
     timeout_ms: int = 5_000  # per statement (--timeout-ms)
     busy_timeout_ms: int = 1_000  # how long to wait for another process's lock

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 from dockyard_shared import InvalidArgument, NotFound, Problem
 
@@ -33,9 +34,11 @@ from .connection import (
     one_statement,
 )
 from .errors import ColumnsNearby, problem_for
-from .pages import continuation, offset_from, query_fingerprint, read_page, skip_rows
+from .pages import continuation, offset_from, query_fingerprint, read_page, rows_budget, skip_rows, too_wide
 
 __all__ = ["MAX_LISTED_TABLES", "MAX_VALUE_BYTES", "Budget", "Database", "TableListing"]
+
+T = TypeVar("T")
 
 # How long a look-up made only to word an error (a did-you-mean) may take.
 _HINT_BUDGET_MS = 500
@@ -135,7 +138,7 @@ class Database:
         def compute() -> tuple[TableListing, bool]:
             overall = self._budget()
             with self._connection(budget=overall) as connection:
-                return catalog.listing(connection, limit, overall)
+                return catalog.listing(connection, limit, overall, self.limits.max_chars)
 
         return self.catalog.answer(("listing", limit), compute)
 
@@ -184,10 +187,13 @@ class Database:
                     next_step="query is for statements that return rows.",
                 )
             columns = [d[0] for d in result.description]
+            budget_left = rows_budget(columns, self.limits.max_chars)
             skip_rows(result, offset)  # streamed: nothing before the page is kept
             rows, more, stopped_by = read_page(
-                result, limit, max_chars=self.limits.max_chars, max_cell_chars=self.limits.max_cell_chars
+                result, limit, max_chars=budget_left, max_cell_chars=self.limits.max_cell_chars
             )
+        if stopped_by == "too_wide":
+            raise too_wide(offset + 1, len(columns), budget_left)
         next_cursor, note = continuation(fingerprint, offset, len(rows), stopped_by) if more else (None, None)
         # Built from values read_page produced: validating 10,000 rows again would cost more than
         # running the query.
@@ -203,22 +209,28 @@ class Database:
         )
 
     def explain(self, sql: str, params: Params, *, budget: Budget) -> QueryPlan:
-        """The statement's plan as a tree, and which full scans an index would avoid."""
+        """The statement's plan as a tree, and which full scans an index would avoid; cut to half a reply
+        each (a plan of hundreds of steps: a compound SELECT of 500 parts)."""
         sql = one_statement(sql)
         if re.match(r"(?is)^\s*explain\b", sql):
             raise InvalidArgument(
                 "Pass the statement itself, without EXPLAIN.", next_step="Remove the EXPLAIN prefix."
             )
+        room = self.limits.max_chars // 2
         with self._connection(budget=budget, sql=sql) as connection:
             rows = connection.execute(f"EXPLAIN QUERY PLAN {sql}", bind(params)).fetchall()
-            notes = catalog.scan_notes(connection, [r[3] for r in rows], sql)
+            steps = _leading(rows, room, lambda row: len(row[3]) + 30)  # a step's JSON beside its detail
+            notes = catalog.scan_notes(connection, [r[3] for r in steps], sql)
+        scans = _leading(notes, room, len)
         nodes: dict[int, PlanNode] = {}
         roots: list[PlanNode] = []
-        for node_id, parent, _unused, detail in rows:
-            node = PlanNode(detail=detail, children=[])
+        for node_id, parent, _unused, detail in steps:  # parents come before their children
+            node = PlanNode(detail=catalog.cut_name(detail), children=[])
             nodes[node_id] = node
             (nodes[parent].children if parent in nodes else roots).append(node)
-        return QueryPlan(database=self.alias, plan=roots, full_scans=notes)
+        cut = len(steps) < len(rows) or len(scans) < len(notes)
+        note = f"Only the first {len(steps)} of {len(rows)} plan steps fit one reply." if cut else None
+        return QueryPlan(database=self.alias, plan=roots, full_scans=scans, note=note)
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -239,3 +251,13 @@ class Database:
             return writes.execute(
                 connection, sql, params, alias=self.alias, limits=self.limits, refuse_emptying=refuse_emptying
             )
+
+
+def _leading(items: list[T], max_chars: int, size_of: Callable[[T], int]) -> list[T]:
+    """The leading ``items`` whose sizes add up to at most ``max_chars``."""
+    used = 0
+    for index, item in enumerate(items):
+        used += size_of(item)
+        if used > max_chars:
+            return items[:index]
+    return items

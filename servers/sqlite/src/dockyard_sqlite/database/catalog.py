@@ -13,6 +13,9 @@ import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
+
+from pydantic import BaseModel
 
 from dockyard_shared import NotFound, bound_text, did_you_mean
 
@@ -26,6 +29,7 @@ from .pages import read_page
 __all__ = [
     "EXACT_COUNT_UP_TO",
     "MAX_LISTED_TABLES",
+    "MAX_NAME_CHARS",
     "TableListing",
     "columns_nearby",
     "count_rows",
@@ -38,6 +42,8 @@ __all__ = [
     "volatile",
 ]
 
+T = TypeVar("T", bound=BaseModel)
+
 # list_tables lists at most this many tables and views (about 50 KB of JSON), and says so.
 MAX_LISTED_TABLES = 500
 # A column hint looks at the tables the statement names; when it names none it knows (a CTE, a
@@ -46,6 +52,9 @@ HINT_TABLES = 200
 # Above this many rows (judged by the largest rowid) a count is reported as an estimate: counting
 # a large table reads all of it, the estimate costs one index seek.
 EXACT_COUNT_UP_TO = 200_000
+
+# A name, type or default longer than this is shown cut, so a reply stays bounded whatever the schema holds.
+MAX_NAME_CHARS = 1_000
 
 _USER_OBJECTS = "type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
 
@@ -86,8 +95,11 @@ def table_names(connection: GuardedConnection, prefix: str = "", limit: int | No
     return names
 
 
-def listing(connection: GuardedConnection, limit: int, overall: Budget) -> tuple[TableListing, bool]:
-    """Tables first, then views, by name: at most ``limit`` of them, counted within ``overall``.
+def listing(
+    connection: GuardedConnection, limit: int, overall: Budget, max_chars: int
+) -> tuple[TableListing, bool]:
+    """Tables first, then views, by name: at most ``limit`` of them and ``max_chars`` characters of JSON,
+    counted within ``overall``.
 
     Each count may take 200 ms and all of them together the statement time limit; a table left
     uncounted has row_count None. Keepable (in the catalog cache) unless a count was cut short or a
@@ -103,7 +115,11 @@ def listing(connection: GuardedConnection, limit: int, overall: Budget) -> tuple
     ).fetchall()
     summaries = []
     uncounted = 0
+    size = 0
     for name, kind, columns in catalog:
+        size += len(name) + 90  # a summary's JSON, its counts at their longest
+        if size > max_chars:
+            break
         remaining_ms = int((overall.deadline - time.monotonic()) * 1000)
         if remaining_ms > 0:
             count, exact = count_rows(connection, name, kind, min(200, remaining_ms), overall)
@@ -112,7 +128,7 @@ def listing(connection: GuardedConnection, limit: int, overall: Budget) -> tuple
             uncounted += 1
         summaries.append(
             TableSummary.model_construct(
-                name=name, type=kind, row_count=count, row_count_exact=exact, column_count=columns
+                name=cut_name(name), type=kind, row_count=count, row_count_exact=exact, column_count=columns
             )
         )
     # A table left uncounted has row_count None too.
@@ -129,6 +145,8 @@ def listing(connection: GuardedConnection, limit: int, overall: Budget) -> tuple
             f"Counting rows stopped at the {overall.timeout_ms} ms time limit: row_count is null for "
             f"{uncounted} tables; describe_table counts one."
         )
+    if any(len(name) > MAX_NAME_CHARS for name, _, _ in catalog[: len(summaries)]):
+        notes.append(_LONG_NAMES)
     found = TableListing(
         tables=summaries, total=total, truncated=total > len(summaries), note=" ".join(notes) or None
     )
@@ -179,9 +197,9 @@ def describe(
     ).fetchall()
     indexes = [
         IndexInfo(
-            name=index_name if origin == "c" else None,
+            name=cut_name(index_name) if origin == "c" else None,
             columns=[
-                c[0]
+                cut_name(c[0])
                 for c in connection.execute(
                     "SELECT name FROM pragma_index_info(?) ORDER BY seqno", (index_name,)
                 )
@@ -197,7 +215,7 @@ def describe(
         (limits.max_chars // 4, table),
     ).fetchone()
     cursor = connection.execute(f"SELECT * FROM {quote_identifier(table)} LIMIT ?", (limits.sample_rows,))
-    sample, _, _ = read_page(
+    sample, _, stopped_by = read_page(
         cursor, limits.sample_rows, max_chars=limits.max_chars // 4, max_cell_chars=limits.max_cell_chars
     )
     count, exact = count_rows(connection, table, kind, 200, budget)
@@ -206,10 +224,16 @@ def describe(
     if create_sql is not None and row[1] > len(create_sql):
         create_sql += (
             f"…[cut: {row[1] - len(create_sql)} more characters; read them with query: "
-            f"SELECT substr(sql, {len(create_sql) + 1}) FROM sqlite_master WHERE name = {quote_literal(table)}]"
+            f"SELECT substr(sql, {len(create_sql) + 1}) FROM sqlite_master WHERE name = {_literal(table)}]"
         )
     columns = [
-        ColumnInfo(name=n, type=t or "", nullable=not notnull, default=default, primary_key=bool(pk))
+        ColumnInfo(
+            name=cut_name(n),
+            type=cut_name(t or ""),
+            nullable=not notnull,
+            default=cut_name(default),
+            primary_key=bool(pk),
+        )
         for n, t, notnull, default, pk in info
     ]
     grouped: dict[int, ForeignKeyInfo] = {}
@@ -218,25 +242,47 @@ def describe(
             key_id,
             ForeignKeyInfo(
                 columns=[],
-                referred_table=target,
+                referred_table=cut_name(target),
                 referred_columns=[],
                 on_delete=None if on_delete in (None, "NO ACTION") else on_delete,
             ),
         )
-        entry.columns.append(source)
+        entry.columns.append(cut_name(source))
         if target_column:
-            entry.referred_columns.append(target_column)
+            entry.referred_columns.append(cut_name(target_column))
+    # Columns, keys and indexes share half a reply; the DDL and the sample rows a quarter each.
+    room = limits.max_chars // 2
+    shown_columns, used = _fit(columns, room)
+    shown_keys, used_by_keys = _fit(list(grouped.values()), room - used)
+    shown_indexes, _ = _fit(sorted(indexes, key=lambda ix: ix.name or ""), room - used - used_by_keys)
+    notes = [
+        f"Only the first {len(shown)} of {len(every)} {what} fit one reply; read them all with query: "
+        f"SELECT * FROM {pragma}({_literal(table)})."
+        for shown, every, what, pragma in (
+            (shown_columns, columns, "columns", "pragma_table_info"),
+            (shown_keys, grouped, "foreign keys", "pragma_foreign_key_list"),
+            (shown_indexes, indexes, "indexes", "pragma_index_list"),
+        )
+        if len(shown) < len(every)
+    ]
+    if stopped_by == "too_wide":
+        notes.append(
+            "Sample rows are left out: one row is too wide for a reply; query chosen columns instead."
+        )
+    if len(table) > MAX_NAME_CHARS:
+        notes.append(_LONG_NAMES)
     description = TableDescription(
         database=alias,
-        name=table,
+        name=cut_name(table),
         type=kind,
-        columns=columns,
-        foreign_keys=list(grouped.values()),
-        indexes=sorted(indexes, key=lambda ix: ix.name or ""),
+        columns=shown_columns,
+        foreign_keys=shown_keys,
+        indexes=shown_indexes,
         create_sql=create_sql,
         row_count=count,
         row_count_exact=exact,
         sample_rows=sample,
+        note=" ".join(notes) or None,
     )
     return description, keepable
 
@@ -334,14 +380,17 @@ def scan_notes(connection: GuardedConnection, details: Sequence[str], sql: str) 
             )
             if name.lower() in words and name not in indexed
         ]
+        shown = cut_name(table)
         if candidates:
+            listed = ", ".join(cut_name(c) or "" for c in candidates[:10])
+            more = f" and {len(candidates) - 10} more" if len(candidates) > 10 else ""
             notes.append(
-                f"Full scan of {table}: an index on {table}({candidates[0]}) would avoid it if that column "
-                f"filters or joins here (referenced, unindexed: {', '.join(candidates)})."
+                f"Full scan of {shown}: an index on {shown}({cut_name(candidates[0])}) would avoid it if that "
+                f"column filters or joins here (referenced, unindexed: {listed}{more})."
             )
         else:
             notes.append(
-                f"Full scan of {table}: expected when every row is needed; no unindexed filter column found."
+                f"Full scan of {shown}: expected when every row is needed; no unindexed filter column found."
             )
     return notes
 
@@ -364,3 +413,34 @@ def _identifiers(sql: str) -> Iterator[str]:
         quoted, backticked, bracketed, bare = match.groups()
         word = quoted.replace('""', '"') if quoted is not None else backticked or bracketed or bare
         yield word.lower()
+
+
+_LONG_NAMES = (
+    f"Names longer than {MAX_NAME_CHARS:,} characters are cut; read them whole with query: "
+    f"SELECT name FROM sqlite_master WHERE length(name) > {MAX_NAME_CHARS}."
+)
+
+
+def cut_name(text: str | None) -> str | None:
+    """``text`` as a reply shows a name, type or default: whole up to :data:`MAX_NAME_CHARS` characters."""
+    if text is None or len(text) <= MAX_NAME_CHARS:
+        return text
+    return text[:MAX_NAME_CHARS] + f"…[cut: {len(text) - MAX_NAME_CHARS} more characters]"
+
+
+def _literal(name: str) -> str:
+    """``name`` as an SQL literal for a note, or a placeholder when it is too long to repeat."""
+    return quote_literal(name) if len(name) <= MAX_NAME_CHARS else "'<the name>'"
+
+
+def _fit(items: list[T], max_chars: int) -> tuple[list[T], int]:
+    """The leading ``items`` whose JSON fits in ``max_chars``, and the characters they take."""
+    kept: list[T] = []
+    used = 0
+    for item in items:
+        size = len(item.model_dump_json()) + 1
+        if used + size > max_chars:
+            break
+        kept.append(item)
+        used += size
+    return kept, used

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from pydantic_core import to_json
 
-from dockyard_shared import InvalidArgument, decode_cursor, encode_cursor, json_size
+from dockyard_shared import InvalidArgument, LimitExceeded, decode_cursor, encode_cursor, json_size
 
 __all__ = [
     "Page",
@@ -28,13 +28,15 @@ __all__ = [
     "offset_from",
     "query_fingerprint",
     "read_page",
+    "rows_budget",
     "skip_rows",
+    "too_wide",
 ]
 
 # Values a reply shows as they are (a text only when short enough; a float only when finite).
 _PLAIN_TYPES = frozenset({int, float, str, type(None)})
 
-# (rows, more rows exist, what stopped the page: "max_items", "max_chars" or None)
+# (rows, more rows exist, what stopped the page: "max_items", "max_chars", "too_wide" or None)
 Page = tuple[list[list[Any]], bool, str | None]
 
 
@@ -136,7 +138,8 @@ def read_page(source: RowSource, limit: int, *, max_chars: int, max_cell_chars: 
 
     Rows are fetched, converted and measured a batch at a time (:func:`convert`). Only the batch in
     which the budget runs out is measured row by row. A row larger than the whole budget on its own is
-    shrunk, so even a 2,000-column row of long texts stays within about one page.
+    shrunk (each value cut harder); one still too wide for the budget (a thousand blob columns) ends the
+    page before it, with ``"too_wide"`` — as the page's first row, with no rows at all.
     """
     rows: list[list[Any]] = []
     chars = 0
@@ -156,6 +159,8 @@ def read_page(source: RowSource, limit: int, *, max_chars: int, max_cell_chars: 
             if row_size > max_chars:
                 row = _shrink(original, max_chars)
                 row_size = json_chars(row)
+                if row_size > max_chars:
+                    return rows, True, "too_wide"
             rows.append(row)
             chars += row_size
     more = source.fetchone() is not None
@@ -209,6 +214,28 @@ def skip_rows(source: RowSource, count: int) -> None:
         if not batch:
             return
         skipped += len(batch)
+
+
+def rows_budget(columns: list[str], max_chars: int) -> int:
+    """What is left of a page's ``max_chars`` for its rows once the column names are in; refused when the
+    names alone would take half of it (a row would hardly fit beside them)."""
+    names = json_chars(columns)
+    if names > max_chars // 2:
+        raise LimitExceeded(
+            f"The statement's {len(columns)} column names alone take {names:,} characters, more than half "
+            f"of one reply ({max_chars:,}).",
+            next_step="Select fewer columns, or name them shorter with AS.",
+        )
+    return max_chars - names
+
+
+def too_wide(row_number: int, columns: int, max_chars: int) -> LimitExceeded:
+    """The problem for a row that does not fit one reply even with its values cut short."""
+    return LimitExceeded(
+        f"Row {row_number} does not fit one reply ({max_chars:,} characters) even with each of its "
+        f"{columns} values cut short.",
+        next_step="Select fewer columns, or parts of long values: substr(column, start, count), length(blob).",
+    )
 
 
 def continuation(fingerprint: str, offset: int, shown: int, stopped_by: str | None) -> tuple[str, str]:

@@ -73,10 +73,10 @@ def execute(
     guarded = _begin_guard(connection, sql, params) if refuse_emptying else None
     before = connection.total_changes
     cursor = connection.execute(sql, bind(params))
-    returned = None
+    returned, stopped_by = None, None
     last_row_id = cursor.lastrowid
     if cursor.description is not None:  # RETURNING: its rows are counted once it finishes
-        returned, _, _ = read_page(
+        returned, _, stopped_by = read_page(
             cursor, MAX_RETURNED_ROWS, max_chars=limits.max_chars, max_cell_chars=limits.max_cell_chars
         )
         cursor.close()
@@ -95,8 +95,20 @@ def execute(
         with connection.auth_log.transaction_control():
             connection.execute("COMMIT")
     return ExecuteResult(
-        database=alias, rows_affected=affected, last_row_id=last_row_id or None, returned_rows=returned
+        database=alias,
+        rows_affected=affected,
+        last_row_id=last_row_id or None,
+        returned_rows=returned,
+        note=_returning_note(stopped_by, returned),
     )
+
+
+def _returning_note(stopped_by: str | None, returned: list | None) -> str | None:
+    if stopped_by == "too_wide":
+        return "The change was made; its RETURNING rows are too wide for one reply. Read them with query."
+    if stopped_by == "max_chars":
+        return f"The change was made; only the first {len(returned or [])} RETURNING rows fit one reply."
+    return None
 
 
 def _deleted_tables(connection: GuardedConnection, sql: str, params: Params) -> list[Table]:

@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from dockyard_shared import READ_ONLY
 from dockyard_shared.results import model_result
@@ -10,19 +10,17 @@ from dockyard_shared.toolsets import ToolRegistrar
 
 from ..databases import DatabaseSet
 from ..models import QueryPlan, QueryResult, TableDescription, TableList
-from .arguments import DatabaseName, Params, Sql
+from .arguments import DatabaseName, Params, Sql, optional
 
 __all__ = ["register"]
 
-QUERY_DESCRIPTION = """Run one read-only SQL statement (SELECT, WITH, VALUES, EXPLAIN, read-only PRAGMA) and return a page of rows.
+QUERY_DESCRIPTION = """Run one read-only SQL statement (SELECT, WITH, VALUES, EXPLAIN, PRAGMA reads); return a page of rows.
 
-Use when: reading data — filtering, joining, aggregating.
-Not for: changing data — use execute (only with --allow-write); query plans — use explain_query.
-Returns: columns, rows (lists in column order), row_count, truncated, and next_cursor when more rows exist.
-Blobs come back as a short hex preview. REGEXP is not available (use LIKE, GLOB or instr).
-Limits: one statement per call; {default_rows} rows per page by default, {max_rows} at most, and about
-{max_chars} characters per page; {timeout} ms per statement; one value at most 16 MiB. Pass next_cursor with the same sql, params and
-database to get the next page. Writes, ATTACH and PRAGMA writes are refused by SQLite itself.
+Use when: reading data: filtering, joining, aggregating.
+Not for: changes (execute) or plans (explain_query).
+Returns: columns, rows (value lists), next_cursor while more rows exist (pass it with the same sql,
+params, database). Blobs are hex previews. No REGEXP: use LIKE, GLOB, instr.
+Limits: ~{max_chars} characters a page; {timeout} ms; 16 MiB a value. SQLite refuses writes and ATTACH.
 """
 
 
@@ -31,30 +29,27 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
 
     @tools.tool(annotations=READ_ONLY)
     async def list_tables(database: DatabaseName = None) -> TableList:
-        """List the tables and views of a database with their row and column counts.
+        """List tables and views with their row and column counts.
 
-        Use when: starting to explore a database, or checking which tables exist.
-        Not for: column details — use describe_table; reading rows — use query.
-        Returns: each table or view with row_count (row_count_exact=false when it is an estimate from the
-        largest rowid, null when counting was too slow) and column_count; total, and truncated with a note
-        when not every table is listed.
-        Limits: at most 500 tables and views (tables first, by name); counting stops after 200 ms per table
-        and the statement time limit in all.
+        Use when: starting to explore a database.
+        Not for: columns (describe_table) or rows (query).
+        Returns: name, type, row_count (an estimate if row_count_exact is false; null if too slow),
+        column_count; total; a note when some are left out.
+        Limits: 500 tables and views, tables first; 200 ms of counting each.
         """
         return await databases.listing(database)
 
     @tools.tool(annotations=READ_ONLY)
     async def describe_table(
-        table: Annotated[str, Field(description="Table or view name, as list_tables shows it.")],
+        table: Annotated[str, Field(description="As list_tables names it (any case).")],
         database: DatabaseName = None,
     ) -> TableDescription:
-        """Describe one table or view: columns, keys, indexes, its CREATE statement and a few sample rows.
+        """Describe a table or view: columns, foreign keys, indexes, CREATE statement, row count, sample rows.
 
-        Use when: you need column names and types before writing a query, or how tables relate.
-        Not for: listing tables — use list_tables; reading many rows — use query.
-        Returns: columns (type, nullable, default, primary key), foreign keys, indexes, create_sql, the
-        row count and up to 3 sample rows. An unknown name is an error listing close matches.
-        Limits: sample values longer than 10,000 characters are cut.
+        Use when: you need column names and types before a query, or how tables relate.
+        Not for: listing tables (list_tables) or reading rows (query).
+        Returns: all of the above; an unknown name is an error listing close matches.
+        Limits: 3 sample rows, values over 10,000 characters cut.
         """
         return await databases.description(database, table)
 
@@ -62,8 +57,6 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
     @tools.tool(
         annotations=READ_ONLY,
         description=QUERY_DESCRIPTION.format(
-            default_rows=limits.default_rows,
-            max_rows=limits.max_rows,
             max_chars=f"{limits.max_chars:,}",
             timeout=limits.timeout_ms,
         ),
@@ -71,15 +64,11 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
     async def query(
         sql: Sql,
         params: Params = None,
+        # The schema states the ceiling; the logic enforces it with a message naming it.
         max_rows: Annotated[
-            int | None,
-            Field(
-                description=f"Rows per page (default {limits.default_rows}, at most {limits.max_rows}).", ge=1
-            ),
-        ] = None,
-        cursor: Annotated[
-            str | None, Field(description="next_cursor from the previous page of the same query.")
-        ] = None,
+            int, Field(ge=1), WithJsonSchema({"type": "integer", "minimum": 1, "maximum": limits.max_rows})
+        ] = limits.default_rows,
+        cursor: Annotated[str | None, optional("string", "next_cursor of the previous page.")] = None,
         database: DatabaseName = None,
     ) -> QueryResult:
         page = await databases.query(database, sql, params, max_rows=max_rows, cursor=cursor)
@@ -88,12 +77,11 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
 
     @tools.tool(annotations=READ_ONLY)
     async def explain_query(sql: Sql, params: Params = None, database: DatabaseName = None) -> QueryPlan:
-        """Show how SQLite would run a statement (EXPLAIN QUERY PLAN) and which full scans an index would avoid.
+        """Show SQLite's plan for a statement (EXPLAIN QUERY PLAN) and which full scans an index would avoid.
 
-        Use when: a query is slow or you are choosing between formulations.
-        Not for: running the query — use query.
-        Returns: the plan as a tree of steps, and full_scans: each full table scan with the column an
-        index would help on, when one is referenced in the statement.
-        Limits: one statement; the statement is planned, not run.
+        Use when: a query is slow, or to compare formulations.
+        Not for: running it (query).
+        Returns: the plan as a tree, and full_scans naming a referenced column an index would help on.
+        Limits: one statement, planned, not run.
         """
         return await databases.explain(database, sql, params)

@@ -24,10 +24,7 @@ def register(tools: ToolRegistrar, databases: DatabaseSet, exposure: Exposure) -
         sql: Sql,
         params: Params = None,
         confirm: Annotated[
-            bool,
-            Field(
-                description="The user agreed to drop or empty a table; counts only with --trust-model-confirmation."
-            ),
+            bool, Field(description="The user agreed (counts only if the server trusts it).")
         ] = False,
         database: DatabaseName = None,
         ctx: Context = CurrentContext(),
@@ -35,11 +32,10 @@ def register(tools: ToolRegistrar, databases: DatabaseSet, exposure: Exposure) -
         """Run one statement that changes the database: INSERT, UPDATE, DELETE, CREATE/ALTER/DROP TABLE, CREATE INDEX.
 
         Use when: the user asked to change data or schema.
-        Not for: reading — use query (it is read-only and pages results).
-        Returns: rows_affected, last_row_id, and any RETURNING rows (up to 100).
-        Limits: one statement per call, committed on success. Dropping a table or deleting every row
-        asks the user to confirm. ATTACH, VACUUM INTO, extensions, transaction control and PRAGMA writes
-        are refused.
+        Not for: reading (query).
+        Returns: rows_affected, last_row_id, RETURNING rows (first 100).
+        Limits: one statement, committed on success. Dropping or emptying a table asks the user first.
+        Refused: ATTACH, VACUUM INTO, extensions, transactions, PRAGMA writes.
         """
         effect = await databases.destructive_effect(database, sql, params)
         if effect:
