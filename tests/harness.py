@@ -25,7 +25,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -245,14 +245,21 @@ async def open_session(
     elicit: Elicit | None = None,
     headers: dict[str, str] | None = None,
     timeout: float = 60,
+    message_handler: Callable[[Any], Awaitable[None]] | None = None,
 ) -> AsyncIterator[Session]:
-    """A session to ``target``: a FastMCP server (in memory), a Launch (stdio) or an HTTP endpoint URL."""
+    """A session to ``target``: a FastMCP server (in memory), a Launch (stdio) or an HTTP endpoint URL.
+
+    ``message_handler`` receives the server's notifications (resource updates, list changes…)."""
     async with AsyncExitStack() as stack:
         if isinstance(target, FastMCP):
             transport = "memory"
             mode = "legacy" if era == LEGACY else "auto"
             client = Client(
-                target, mode=mode, elicitation_handler=_fastmcp_elicitation(elicit), timeout=timeout
+                target,
+                mode=mode,
+                elicitation_handler=_fastmcp_elicitation(elicit),
+                timeout=timeout,
+                message_handler=message_handler,
             )
             await stack.enter_async_context(client)
             yield Session(client, transport=transport, era=era)
@@ -264,7 +271,12 @@ async def open_session(
                 fm_transport = StdioTransport(command, args, env=target.environment(), cwd=target.cwd)
             else:
                 fm_transport = StreamableHttpTransport(target, headers=headers or {})
-            client = Client(fm_transport, elicitation_handler=_fastmcp_elicitation(elicit), timeout=timeout)
+            client = Client(
+                fm_transport,
+                elicitation_handler=_fastmcp_elicitation(elicit),
+                timeout=timeout,
+                message_handler=message_handler,
+            )
             await stack.enter_async_context(client)
             yield Session(client, transport=transport, era=era)
             return
@@ -285,7 +297,11 @@ async def open_session(
             )
         session = await stack.enter_async_context(
             ClientSession(
-                read, write, read_timeout_seconds=timeout, elicitation_callback=_sdk_elicitation(elicit)
+                read,
+                write,
+                read_timeout_seconds=timeout,
+                elicitation_callback=_sdk_elicitation(elicit),
+                message_handler=message_handler,
             )
         )
         await session.initialize()

@@ -38,7 +38,7 @@ from typing import Any
 
 import anyio.from_thread
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 
 from dockyard_git.__main__ import entry as git_entry
 from dockyard_name_origin.__main__ import entry as name_origin_entry
@@ -46,6 +46,9 @@ from dockyard_name_origin.cache import PredictionCache
 from dockyard_shared.runner import ServerEntry
 from dockyard_sqlite.__main__ import entry as sqlite_entry
 from dockyard_sqlite.demo import ensure_demo_database
+from dockyard_tasks.__main__ import entry as tasks_entry
+from dockyard_tasks.demo import seed_demo
+from dockyard_tasks.store import TaskStore
 from tests.git.fake_github import TOKEN, FakeGitHub, RunningFake
 from tests.git.helpers import git, make_repo
 from tests.harness import LEGACY, MODERN, REPO_ROOT, Era, Launch, open_session
@@ -74,6 +77,24 @@ GIT_READ = (
 GIT_WRITE = ("git_add", "git_checkout", "git_commit", "git_create_branch", "git_stash", "git_unstage")
 GITHUB = ("github_issue", "github_issues", "github_pull_request", "github_pull_requests")
 NAME_ORIGIN = ("batch_predict", "predict_origin", "quota_status")
+TASKS = (
+    "add_comment",
+    "add_dependency",
+    "changes_since",
+    "create_project",
+    "create_task",
+    "create_tasks",
+    "delete_task",
+    "export_project",
+    "get_task",
+    "import_project",
+    "list_projects",
+    "list_tasks",
+    "next_task",
+    "remove_dependency",
+    "update_task",
+    "update_task_status",
+)
 
 
 @dataclass(frozen=True)
@@ -97,6 +118,7 @@ CONFIGS = {
         Config("git-write-github", git_entry, (*GIT_READ, *GIT_WRITE, *GITHUB), writes=True, github=True),
         # Its cache is the one thing it writes, so it is "writes" here; its upstream is a loopback fake.
         Config("name-origin", name_origin_entry, NAME_ORIGIN, writes=True),
+        Config("tasks", tasks_entry, TASKS, writes=True),
     ]
 }
 # In memory each configuration speaks one protocol era (both eras for every tool would double the run
@@ -108,9 +130,10 @@ ERA_OF: dict[str, Era] = {
     "git": LEGACY,
     "git-write-github": MODERN,
     "name-origin": LEGACY,
+    "tasks": LEGACY,
 }
 # Over stdio, one process per server: the widest configuration of each.
-STDIO_CONFIGS = ("toy", "sqlite-write", "git-write-github", "name-origin")
+STDIO_CONFIGS = ("toy", "sqlite-write", "git-write-github", "name-origin", "tasks")
 
 # Tools whose error is allowed to be an internal one: the toy's crash tool exists to raise.
 INTERNAL_OK = {("toy", "crash")}
@@ -238,6 +261,29 @@ def make_target(config: Config, sandbox: Path, demo: Path, github_url: str) -> T
             "max_rows": [1, 10_000],
         }
         return Target(config, sandbox, data, tuple(args), {}, hints)
+    if config.entry is tasks_entry:
+        data = sandbox / "data" / "tasks.db"
+        data.parent.mkdir()
+        store = TaskStore(f"sqlite:///{data}")
+        seed_demo(store)
+        store.close()
+        ids = ["TASK-1", "TASK-4", "TASK-007", "TASK-999", "task-3", "WEB-1", "TASK-0"]
+        hints = {
+            "task_id": ids,
+            "blocked_by": ids,
+            "parent": [*ids, "@0", "@7", ""],
+            "project": ["TASK", "task", "NOPE", "WEB"],
+            "key": ["NEW", "TASK", "x", "TOOLONGKEY1"],
+            "assignee": ["alice", "bob", ""],
+            "cursor": ["", "0", "3.4", "-1"],
+            "due": ["2026-01-01", "", "tomorrow"],
+            "due_before": ["2026-01-01", "x"],
+            "text": ["landing", "%", "_"],
+            "labels": [["bug"], ["a,b"]],
+            "confirm": [True],
+            "document": [{"format": "dockyard-tasks/1", "project": {}, "tasks": []}],
+        }
+        return Target(config, sandbox, data, ("--database-url", f"sqlite:///{data}"), {}, hints)
     repo = make_repo(sandbox / "repo")
     git(repo, "remote", "add", "origin", "git@github.com:acme/widgets.git")
     git(repo, "branch", "feature")
@@ -390,6 +436,10 @@ def test_fuzzed_arguments_always_get_a_valid_answer(config, tool, era, memory_se
         started = time.monotonic()
         try:
             outcome = portal.call(functools.partial(session.call, tool, arguments, timeout=CALL_TIMEOUT))
+        except UnicodeEncodeError:
+            # A lone surrogate in an object key: the client cannot encode the request at all, so it never
+            # reaches the server (the stdio pass sends such bytes over the wire to the server itself).
+            reject()
         except Exception as error:  # a protocol error or a timeout, not a tool result
             raise AssertionError(f"{tool}: no valid answer: {type(error).__name__}: {error}") from error
         assert time.monotonic() - started < CALL_TIMEOUT
@@ -563,6 +613,7 @@ WIRE_ARGUMENT = {
     "sqlite-write": ("query", "sql"),
     "git-write-github": ("git_log", "grep"),
     "name-origin": ("predict_origin", "name"),
+    "tasks": ("list_tasks", "text"),
 }
 
 

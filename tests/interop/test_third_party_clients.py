@@ -20,6 +20,7 @@ CALLS = {
     "sqlite": ("list_tables", {}),
     "git": ("git_repositories", {}),
     "name-origin": ("predict_origin", {"name": "michael"}),
+    "tasks": ("list_projects", {}),
 }
 INSPECTOR = [
     "npx",

@@ -37,3 +37,9 @@ def store(database_url: str) -> Iterator[TaskStore]:
     store = TaskStore(database_url)
     yield store
     store.close()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path) -> str:
+    """A fresh SQLite tracker for protocol tests (the store tests cover both backends)."""
+    return f"sqlite:///{tmp_path / 'tracker.db'}"

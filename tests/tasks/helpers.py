@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+import warnings
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from functools import cache
+from typing import Any
 
+import anyio
+import mcp.types as mt
 import psycopg
+from mcp import ClientSession
+from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated, listen
+from mcp.shared.exceptions import MCPDeprecationWarning
 from sqlalchemy.engine import make_url
 
 from dockyard_tasks.store import StoreLimits, TaskStore
+from tests.harness import LEGACY, Launch, Session
 
 POSTGRES_ENV = "DOCKYARD_TEST_POSTGRES_URL"
 POSTGRES_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -70,3 +78,77 @@ class Clock:
 
 def make_store(url: str, **limits) -> TaskStore:
     return TaskStore(url, limits=StoreLimits(**limits) if limits else None)
+
+
+# -- servers and sessions --------------------------------------------------------------------------------
+
+
+def make_server(url: str, *, actor: str = "ann", demo: bool = False, **exposure):
+    from dockyard_shared.toolsets import Exposure
+    from dockyard_tasks.server import create_server
+    from dockyard_tasks.settings import Settings
+
+    return create_server(Settings(database_url=url, actor=actor, demo=demo, exposure=Exposure(**exposure)))
+
+
+def tasks_launch(url: str, *args: str, data_dir=None) -> Launch:
+    env = {"XDG_DATA_HOME": str(data_dir)} if data_dir else {}
+    return Launch("dockyard-tasks", ("--database-url", url, *args), env=env)
+
+
+class Inbox:
+    """What a client heard: resource URIs updated and list changes, in either protocol era.
+
+    Pass ``inbox.handle`` as ``open_session(message_handler=...)``; ``subscribe`` then uses
+    ``resources/subscribe`` (2025-11-25) or a ``subscriptions/listen`` stream (2026-07-28).
+    """
+
+    def __init__(self) -> None:
+        self.updated: list[str] = []
+        self.list_changed = 0
+        self._changed = anyio.Event()
+
+    def _heard(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def handle(self, message: Any) -> None:
+        if isinstance(message, mt.ResourceUpdatedNotification):
+            self.updated.append(str(message.params.uri))
+            self._heard()
+        elif isinstance(message, mt.ResourceListChangedNotification):
+            self.list_changed += 1
+            self._heard()
+
+    @asynccontextmanager
+    async def subscribed(self, session: Session, uris: list[str]) -> AsyncIterator[Inbox]:
+        raw = session.raw if isinstance(session.raw, ClientSession) else session.raw.session
+        if session.era == LEGACY:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)  # removed only in the 2026 era
+                for uri in uris:
+                    await raw.subscribe_resource(uri)
+            yield self
+            return
+        async with (
+            listen(raw, resource_subscriptions=uris, resources_list_changed=True) as stream,
+            anyio.create_task_group() as group,
+        ):
+
+            async def pump() -> None:
+                async for event in stream:
+                    if isinstance(event, ResourceUpdated):
+                        self.updated.append(event.uri)
+                    elif isinstance(event, ResourcesListChanged):
+                        self.list_changed += 1
+                    self._heard()
+
+            group.start_soon(pump)
+            yield self
+            group.cancel_scope.cancel()
+
+    async def wait_for(self, *uris: str, list_changed: int = 0, timeout: float = 15) -> None:
+        """Until every URI was heard (and at least ``list_changed`` list changes); fails after ``timeout``."""
+        with anyio.fail_after(timeout):
+            while not (set(uris) <= set(self.updated) and self.list_changed >= list_changed):
+                await self._changed.wait()

@@ -1,0 +1,32 @@
+"""Command line of dockyard-tasks."""
+
+from __future__ import annotations
+
+import argparse
+
+from dockyard_shared.runner import ServerEntry, run_server
+
+from .settings import TOOLSETS, add_arguments
+
+SUMMARY = "A shared project task tracker on SQLite or PostgreSQL: tasks, history, subscriptions."
+
+
+def build(args: argparse.Namespace):
+    # Imported here so `dockyard list` does not load SQLAlchemy, Alembic and FastMCP's server.
+    from .server import create_server
+    from .settings import settings_from
+
+    return create_server(settings_from(args))
+
+
+entry = ServerEntry(
+    name="tasks", summary=SUMMARY, build=build, add_arguments=add_arguments, toolsets=TOOLSETS
+)
+
+
+def main() -> None:
+    raise SystemExit(run_server(entry))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""The change feed of one server process: which resources changed, from this process or any replica.
+
+No MCP here: :class:`ChangeFeed` turns committed :class:`~dockyard_tasks.store.ChangeEvent` values into
+:class:`ResourceChange` values (URIs updated, whether the resource list changed) and hands them to its
+listeners; ``server.py`` adapts those to ``notifications/resources/updated`` and ``list_changed``.
+
+* This process's own writes arrive from the store after commit.
+* On PostgreSQL every write also sends ``NOTIFY`` inside its transaction (delivered only if it commits),
+  and a listener thread here ``LISTEN``s, so a change made through any replica reaches this one's
+  subscribers. A notice from this process itself is recognised by its origin and skipped.
+* On SQLite there is one process by design (the file's writer), so the first path is all there is.
+
+A ``NOTIFY`` payload is at most 8,000 bytes: a change touching too many tasks to name (an import) is sent
+as "every task of these projects", and subscribers of any of them are told.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import psycopg
+from sqlalchemy import Connection, text
+from sqlalchemy.engine import make_url
+
+from .store import ChangeEvent, TaskStore
+
+__all__ = ["SUMMARY_URI", "ChangeFeed", "ResourceChange", "project_uri", "task_uri"]
+
+log = logging.getLogger(__name__)
+
+SUMMARY_URI = "project://tasks/summary"
+_PAYLOAD_LIMIT = 7_500  # bytes; PostgreSQL refuses NOTIFY payloads of 8,000 or more
+
+
+def project_uri(key: str) -> str:
+    return f"project://{key}"
+
+
+def task_uri(task_id: str) -> str:
+    return f"task://{task_id}"
+
+
+@dataclass(frozen=True)
+class ResourceChange:
+    """What subscribers must hear about one committed change."""
+
+    revision: int
+    uris: frozenset[str]  # updated resources: the summary, projects, tasks
+    all_tasks_of: frozenset[str] = frozenset()  # project keys whose every task may have changed
+    list_changed: bool = False  # a listed resource (a project) came into existence
+
+    def touches(self, uri: str) -> bool:
+        if uri in self.uris:
+            return True
+        if uri.startswith("task://") and self.all_tasks_of:
+            return uri[len("task://") :].rpartition("-")[0] in self.all_tasks_of
+        return False
+
+
+def change_of(event: ChangeEvent) -> ResourceChange:
+    uris = {SUMMARY_URI, *(project_uri(k) for k in event.projects), *(task_uri(t) for t in event.tasks)}
+    return ResourceChange(
+        revision=event.revision, uris=frozenset(uris), list_changed=bool(event.new_projects)
+    )
+
+
+def _payload(origin: str, event: ChangeEvent) -> str:
+    body = {
+        "o": origin,
+        "r": event.revision,
+        "p": list(event.projects),
+        "t": list(event.tasks),
+        "n": list(event.new_projects),
+    }
+    encoded = json.dumps(body, separators=(",", ":"))
+    if len(encoded.encode()) > _PAYLOAD_LIMIT:
+        body["t"] = None  # too many to name: "every task of these projects"
+        body["p"] = body["p"][:200]
+        encoded = json.dumps(body, separators=(",", ":"))
+    return encoded
+
+
+def _change_from_payload(payload: str) -> tuple[str, ResourceChange] | None:
+    try:
+        body = json.loads(payload)
+        projects = [str(k) for k in body["p"]]
+        tasks = body["t"]
+        uris = {SUMMARY_URI, *(project_uri(k) for k in projects)}
+        if tasks is not None:
+            uris |= {task_uri(str(t)) for t in tasks}
+        change = ResourceChange(
+            revision=int(body["r"]),
+            uris=frozenset(uris),
+            all_tasks_of=frozenset(projects) if tasks is None else frozenset(),
+            list_changed=bool(body["n"]),
+        )
+        return str(body["o"]), change
+    except (ValueError, KeyError, TypeError):
+        log.warning("ignoring a malformed change notice")
+        return None
+
+
+class ChangeFeed:
+    """Fan committed changes out to this process's listeners (see the module docstring)."""
+
+    def __init__(self, store: TaskStore) -> None:
+        self.store = store
+        self.origin = uuid.uuid4().hex
+        self._listeners: dict[object, Callable[[ResourceChange], None]] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._channel: str | None = None
+        store.subscribe(lambda event: self._deliver(change_of(event)))
+        if store.postgres:
+            self._channel = self._channel_name()
+            store.in_transaction.append(self._notify)
+
+    # -- listeners ---------------------------------------------------------------------------------
+
+    def subscribe(self, listener: Callable[[ResourceChange], None]) -> Callable[[], None]:
+        """``listener(change)`` is called from whichever thread saw the change; it must not block."""
+        token = object()
+        self._listeners[token] = listener
+        return lambda: self._listeners.pop(token, None)
+
+    def _deliver(self, change: ResourceChange) -> None:
+        for listener in list(self._listeners.values()):
+            try:
+                listener(change)
+            except Exception:
+                log.exception("change listener failed")
+
+    # -- PostgreSQL ---------------------------------------------------------------------------------
+
+    def _channel_name(self) -> str:
+        """One channel per database schema, so stores in different schemas do not hear each other."""
+        with self.store.engine.connect() as connection:
+            schema = connection.execute(text("SELECT current_schema()")).scalar() or "public"
+        return "dockyard_tasks_" + uuid.uuid5(uuid.NAMESPACE_URL, schema).hex[:16]
+
+    def _notify(self, connection: Connection, event: ChangeEvent) -> None:
+        connection.execute(
+            text("SELECT pg_notify(:channel, :payload)"),
+            {"channel": self._channel, "payload": _payload(self.origin, event)},
+        )
+
+    def start(self) -> None:
+        """Start hearing other replicas (PostgreSQL only; a no-op on SQLite)."""
+        if self._channel is None or self._thread is not None:
+            return
+        self._stop.clear()
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._listen, args=(ready,), name="tasks-listen", daemon=True)
+        self._thread.start()
+        ready.wait(timeout=10)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def _listen(self, ready: threading.Event) -> None:
+        url = make_url(self.store.engine.url).set(drivername="postgresql")
+        dsn = url.render_as_string(hide_password=False)
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as connection:
+                    connection.execute(f'LISTEN "{self._channel}"')
+                    ready.set()
+                    while not self._stop.is_set():
+                        for notice in connection.notifies(timeout=0.5):
+                            found = _change_from_payload(notice.payload)
+                            if found and found[0] != self.origin:
+                                self._deliver(found[1])
+            except psycopg.Error as error:
+                ready.set()
+                log.warning("lost the change-notice connection (%s); reconnecting", error)
+                self._stop.wait(1.0)

@@ -1,0 +1,102 @@
+"""Resources and completions: the summary (the seed's URI), one per project, one per task.
+
+* ``project://tasks/summary`` — totals by status, assignee and project, overdue, blocked, waiting;
+* ``project://{key}`` — the same for one project, with the project itself (each project is also listed,
+  so a client sees projects come and go);
+* ``task://{task_id}`` — one task with its comments and history, as get_task returns it.
+
+Completions offer project keys, task ids, assignees and statuses from the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import mcp.types as mt
+from fastmcp import FastMCP
+from fastmcp.resources import Resource
+from fastmcp.server.providers import Provider
+
+from dockyard_shared.offload import run_in_thread
+
+from .notify import SUMMARY_URI, project_uri
+from .store import TaskStore
+from .store.rules import STATUSES
+
+__all__ = ["register"]
+
+JSON = "application/json"
+LISTED_PROJECTS = 200  # project resources listed; every project can be read through the template
+
+
+class ProjectResources(Provider):
+    """Lists ``project://KEY`` for each project, read from the database each time (any replica's)."""
+
+    def __init__(self, store: TaskStore) -> None:
+        super().__init__()
+        self.store = store
+
+    async def _list_resources(self) -> Sequence[Resource]:
+        projects = (await run_in_thread(self.store.list_projects)).projects[:LISTED_PROJECTS]
+        return [
+            Resource.from_function(
+                _project_reader(self.store, p.key),
+                uri=project_uri(p.key),
+                name=f"project {p.key}",
+                description=f"Summary of project {p.key}: totals by status and assignee, overdue, blocked.",
+                mime_type=JSON,
+            )
+            for p in projects
+        ]
+
+
+def _project_reader(store: TaskStore, key: str):
+    async def read() -> dict:
+        return await project_summary(store, key)
+
+    return read
+
+
+async def project_summary(store: TaskStore, key: str) -> dict:
+    def work() -> dict:
+        summary = store.summary(key).model_dump(exclude_none=True)
+        project = next((p for p in store.list_projects().projects if p.key == key.upper()), None)
+        return {"project": project.model_dump() if project else {"key": key.upper()}, **summary}
+
+    return await run_in_thread(work)
+
+
+def register(server: FastMCP, store: TaskStore) -> None:
+    @server.resource(SUMMARY_URI, mime_type=JSON)
+    async def summary() -> dict:
+        """Every task counted: total, by_status, by_assignee, by_project, overdue, blocked, waiting."""
+        return (await run_in_thread(store.summary)).model_dump(exclude_none=True)
+
+    @server.resource("project://{key}", mime_type=JSON)
+    async def project(key: str) -> dict:
+        """One project and its summary: totals by status and assignee, overdue, blocked, waiting."""
+        return await project_summary(store, key)
+
+    @server.resource("task://{task_id}", mime_type=JSON)
+    async def task(task_id: str) -> dict:
+        """One task in full, with its comments and recent history (as get_task returns it)."""
+        return (await run_in_thread(lambda: store.get_task(task_id))).model_dump()
+
+    server.add_provider(ProjectResources(store))
+
+    @server.completion
+    async def complete(
+        ref: mt.PromptReference | mt.ResourceTemplateReference,
+        argument: mt.CompletionArgument,
+        context: mt.CompletionContext | None,
+    ) -> list[str]:
+        value = argument.value[:40]
+        if argument.name in ("key", "project"):
+            return await run_in_thread(lambda: store.project_keys(value))
+        if argument.name in ("task_id", "blocked_by", "parent"):
+            return await run_in_thread(lambda: store.task_ids(value))
+        if argument.name == "assignee":
+            return await run_in_thread(lambda: store.assignees(value))
+        if argument.name in ("status", "new_status"):
+            return [s for s in STATUSES if s.startswith(value.lower())]
+        return []

@@ -1,0 +1,107 @@
+"""Configuration of the tasks server: which database, who acts, which tools, and the limits."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dockyard_shared import InvalidArgument
+from dockyard_shared.paths import user_data_dir
+from dockyard_shared.toolsets import Exposure, Toolset, exposure_from
+
+from .store import StoreLimits
+from .store.engine import normalise_url
+from .store.rules import check_name
+
+__all__ = ["ACTORS_ENV", "READ", "TOOLSETS", "WRITE", "Settings", "default_database_url", "settings_from"]
+
+READ = Toolset("read", "projects, tasks, the next task, the change feed, exports", read_only=True)
+WRITE = Toolset("write", "create, update, comment, link, import; delete asks the user first", read_only=False)
+TOOLSETS = (READ, WRITE)
+
+# A JSON file {"token": "actor", ...}: over HTTP each bearer token acts as its own actor.
+ACTORS_ENV = "DOCKYARD_TASKS_ACTORS"
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str
+    actor: str = "model"
+    # bearer token → actor, over HTTP (--actors); empty: everyone acts as `actor`.
+    actors: Mapping[str, str] = field(default_factory=dict)
+    demo: bool = False
+    exposure: Exposure = field(default_factory=Exposure)
+    limits: StoreLimits = field(default_factory=StoreLimits)
+
+
+def default_database_url() -> str:
+    """The embedded default: a SQLite file in the user's data directory."""
+    return f"sqlite:///{user_data_dir('tasks') / 'tasks.db'}"
+
+
+def _default_actor() -> str:
+    try:
+        return getpass.getuser() or "model"
+    except Exception:  # no login name (a container without a passwd entry)
+        return "model"
+
+
+def read_actors(path: str) -> dict[str, str]:
+    try:
+        raw = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise InvalidArgument(
+            f"Cannot read the actor map {path}: {error}.",
+            next_step='Give a JSON file like {"<token>": "alice", "<other token>": "bob"}.',
+        ) from None
+    if not isinstance(raw, dict) or not raw:
+        raise InvalidArgument(f"The actor map {path} must be a non-empty JSON object of token → actor.")
+    actors = {}
+    for token, actor in raw.items():
+        if not isinstance(token, str) or len(token) < 16:
+            raise InvalidArgument(f"A token in {path} is shorter than 16 characters: too easy to guess.")
+        actors[token] = check_name(actor, field="actor")
+    return actors
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("tasks")
+    group.add_argument(
+        "--database-url",
+        default=None,
+        metavar="URL",
+        help="sqlite:///path/to/tasks.db or postgresql://user@host/db (default: a SQLite file in the "
+        "user data directory)",
+    )
+    group.add_argument(
+        "--actor", default=None, help="who the changes are recorded as (default: the login name)"
+    )
+    group.add_argument(
+        "--actors",
+        default=os.environ.get(ACTORS_ENV),
+        metavar="FILE",
+        help=f"over HTTP: a JSON file mapping bearer tokens to actors, each token acting as its actor "
+        f"(default: ${ACTORS_ENV}); replaces --auth-token",
+    )
+    group.add_argument(
+        "--demo", action="store_true", help="add the sample project TASK (if absent) to the database"
+    )
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    url = normalise_url(args.database_url) if args.database_url else default_database_url()
+    actor = check_name(args.actor, field="--actor") if args.actor else _default_actor()
+    actors = read_actors(args.actors) if getattr(args, "actors", None) else {}
+    if actors and getattr(args, "auth_token", None):
+        raise InvalidArgument(
+            "--actors and --auth-token both set the bearer token.",
+            next_step="Use one: --actors gives each person a token of their own.",
+        )
+    return Settings(
+        database_url=url, actor=actor, actors=actors, demo=args.demo, exposure=exposure_from(args)
+    )
