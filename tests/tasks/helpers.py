@@ -31,7 +31,7 @@ def postgres_base_url() -> str:
     return os.environ.get(POSTGRES_ENV) or POSTGRES_DEFAULT
 
 
-def _libpq(url: str) -> str:
+def libpq_url(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
@@ -40,7 +40,7 @@ def postgres_unavailable() -> str | None:
     """Why PostgreSQL tests cannot run here, or None when they can."""
     url = postgres_base_url()
     try:
-        with psycopg.connect(_libpq(url), connect_timeout=3) as connection:
+        with psycopg.connect(libpq_url(url), connect_timeout=3) as connection:
             connection.execute("SELECT 1")
     except Exception as error:
         shown = make_url(url).render_as_string(hide_password=True)
@@ -53,7 +53,7 @@ def postgres_schema() -> Iterator[str]:
     """A URL whose connections live in a fresh schema of their own, dropped afterwards."""
     base = postgres_base_url()
     schema = "t_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(_libpq(base), autocommit=True) as connection:
+    with psycopg.connect(libpq_url(base), autocommit=True) as connection:
         connection.execute(f'CREATE SCHEMA "{schema}"')
     try:
         yield (
@@ -62,7 +62,7 @@ def postgres_schema() -> Iterator[str]:
             .render_as_string(hide_password=False)
         )
     finally:
-        with psycopg.connect(_libpq(base), autocommit=True) as connection:
+        with psycopg.connect(libpq_url(base), autocommit=True) as connection:
             connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
