@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from dockyard_git import layout
 from dockyard_git.gitcmd import GitRunner
+from dockyard_git.worktree_links import LinkedFolders
 from dockyard_shared import PermissionDenied
 from tests.git.helpers import git, make_repo, make_server
-from tests.git.test_safety import exercise, fired
+from tests.git.test_safety import exercise, fired, secret_repository
 from tests.harness import open_session
 
 # -- submodules ----------------------------------------------------------------------------------
@@ -188,3 +190,131 @@ async def test_a_submodule_or_worktree_git_directory_linking_outside_is_refused(
     assert "super" not in names
     assert refused.startswith("Error (permission_denied)") and "outside the folders" in refused, refused
     assert entry.split("/")[0] in refused
+
+
+# -- reads through a symlinked folder --------------------------------------------------------------
+
+
+@pytest.fixture
+def linked_folder(tmp_path) -> tuple[Path, Path]:
+    """A repository that tracks ``a/b`` (and ``a/c/d``) whose work-tree folder ``a`` was replaced by a
+    link to a folder outside the root holding files of the same names."""
+    outside = tmp_path / "outside"
+    (outside / "c").mkdir(parents=True)
+    for name in ("b", "c/d"):
+        (outside / name).write_text("OUTSIDE SECRET line\n")
+    root = tmp_path / "root"
+    repo = make_repo(root / "repo")
+    (repo / "a" / "c").mkdir(parents=True)
+    (repo / "a" / "b").write_text("tracked SECRET-free line\n")
+    (repo / "a" / "c" / "d").write_text("tracked line\n")
+    (repo / "kept.txt").write_text("a SECRET kept inside\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a folder")
+    shutil.rmtree(repo / "a")
+    os.symlink(outside, repo / "a")
+    return root, repo
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("git_grep", {"pattern": "SECRET"}),
+        ("git_grep", {"pattern": "SECRET", "paths": ["kept.txt"]}),
+        ("git_grep", {"pattern": "line", "ignore_case": True}),
+        ("git_diff", {}),
+        ("git_diff", {"mode": "stat"}),
+        ("git_diff", {"base": "HEAD"}),
+        ("git_diff", {"paths": ["kept.txt"]}),
+        ("git_status", {}),
+        ("git_blame", {"path": "a/b"}),
+        ("git_blame", {"path": "kept.txt"}),
+        ("git_show", {"revision": "HEAD", "path": "a/b"}),
+    ],
+)
+async def test_no_tool_reads_a_file_through_a_linked_folder_leading_outside(linked_folder, tool, arguments):
+    root, repo = linked_folder
+    async with open_session(make_server(root)) as session:
+        outcome = await session.call(tool, {"repo_path": str(repo), **arguments})
+        try:
+            resource = await session.read_resource("git://repo/file/HEAD/a/b")
+        except Exception as error:  # refused: its text counts too
+            resource = str(error)
+    assert "OUTSIDE SECRET" not in outcome.text, outcome.text
+    assert "OUTSIDE SECRET" not in resource
+
+
+async def test_grep_drops_and_reports_what_lies_behind_a_linked_folder(linked_folder):
+    root, repo = linked_folder
+    async with open_session(make_server(root)) as session:
+        found = (await session.call_ok("git_grep", {"repo_path": str(repo), "pattern": "SECRET"})).data
+    assert [m["path"] for m in found["matches"]] == ["kept.txt"]
+    assert "a/" in found["note"] and "link" in found["note"]
+
+
+def test_linked_folders_are_found_outermost_first_and_remembered(tmp_path):
+    work_tree = tmp_path / "tree"
+    (work_tree / "x" / "y").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "c").mkdir(parents=True)
+    os.symlink(tmp_path / "elsewhere", work_tree / "a")
+    os.symlink(tmp_path / "elsewhere", work_tree / "x" / "y" / "z")
+    links = LinkedFolders(str(work_tree))
+    tracked = ["README.md", "a/b", "a/c/d", "x/file", "x/y/file", "x/y/z/deep/file"]
+    assert links.topmost(tracked) == ["a", "x/y/z"]
+    assert [links.behind_link(path) for path in tracked] == [False, True, True, False, False, True]
+
+
+# -- loose object files that link out --------------------------------------------------------------
+
+
+def plant_loose_object_link(planted: Path, private: Path, secret: str) -> None:
+    """Make ``planted``'s loose object file for ``secret`` a link to ``private``'s, and point a branch at it."""
+    fan_out = planted / ".git" / "objects" / secret[:2]
+    fan_out.mkdir(exist_ok=True)
+    os.symlink(private / ".git" / "objects" / secret[:2] / secret[2:], fan_out / secret[2:])
+    (planted / ".git" / "refs" / "heads" / "secret").write_text(f"{secret}\n")
+
+
+async def test_a_loose_object_file_linking_outside_the_roots_is_refused(tmp_path):
+    private, secret = secret_repository(tmp_path / "private")
+    root = tmp_path / "root"
+    make_repo(root / "normal")
+    planted = make_repo(root / "planted")
+    plant_loose_object_link(planted, private, secret)
+    (planted / ".git" / "HEAD").write_text("ref: refs/heads/secret\n")
+    assert "TOP SECRET" in git(planted, "cat-file", "-p", secret)  # plain git reads it
+    async with open_session(make_server(root, allow_write=True)) as session:
+        listing = (await session.call_ok("git_repositories")).data["repositories"]
+        refused = await session.call_error("git_log", {"repo_path": str(planted)})
+        everything = await exercise(session, planted, writes=True)
+    assert {r["name"] for r in listing} == {"normal"}
+    assert refused.startswith("Error (permission_denied)") and "outside the folders" in refused, refused
+    assert "TOP SECRET" not in everything and secret not in everything
+
+
+async def test_a_loose_object_link_planted_after_the_first_call_is_refused(tmp_path):
+    private, secret = secret_repository(tmp_path / "private")
+    root = tmp_path / "root"
+    planted = make_repo(root / "planted")
+    async with open_session(make_server(root)) as session:
+        assert (await session.call_ok("git_log", {"max_count": 1})).data["commits"]
+        plant_loose_object_link(planted, private, secret)
+        refused = await session.call_error("git_log", {"revision_range": "secret", "max_count": 1})
+    assert refused.startswith("Error (permission_denied)") and "TOP SECRET" not in refused, refused
+
+
+async def test_a_loose_object_folder_past_the_scan_bound_is_refused(tmp_path, monkeypatch):
+    # objects/ itself holds at most 256 fan-out folders, info and pack: under the bound.
+    monkeypatch.setattr(layout, "_MAX_OBJECT_FOLDER_ENTRIES", 300)
+    root = tmp_path / "root"
+    repo = make_repo(root / "repo")
+    fan_out = repo / ".git" / "objects" / "ab"
+    fan_out.mkdir(exist_ok=True)
+    for index in range(301):
+        (fan_out / f"{index:038x}").write_bytes(b"")
+    async with open_session(make_server(root)) as session:
+        refused = await session.call_error("git_log", {"repo_path": str(repo)})
+    assert (
+        refused.startswith("Error (permission_denied)")
+        and f"{fan_out} holds more than 300 entries" in refused
+    ), refused

@@ -49,6 +49,7 @@ from .models import (
 )
 from .repos import Repository, RepositorySet, validate_revision_text
 from .settings import Limits
+from .worktree_links import LinkedFolders
 
 __all__ = ["GitOperations", "github_slug"]
 
@@ -813,13 +814,23 @@ class GitOperations:
             args.append(self.verify(repo, revision))
         elif repo.bare:
             args.append(self.verify(repo, "HEAD"))
-        output = self._git(repo, *args, "--", *self._paths(repo, paths), max_bytes=400_000, check=False)
+        pathspec = self._paths(repo, paths)
+        links = LinkedFolders(str(repo.work_tree)) if repo.work_tree and not revision else None
+        linked = self._linked_folders(repo, links, pathspec) if links else []
+        if linked:
+            # git would open the tracked files behind them through the link: leave those folders out.
+            magic = [f":(literal){path}" for path in pathspec or ["."]]
+            magic += [f":(exclude,literal){folder}" for folder in linked]
+            output = self._git(repo, *args, "--", *magic, max_bytes=400_000, check=False, magic=True)
+        else:
+            output = self._git(repo, *args, "--", *pathspec, max_bytes=400_000, check=False)
         if output.returncode not in (0, 1) and not output.truncated:
             raise InvalidArgument(
                 f"git grep failed: {output.stderr.strip()[:300]}",
                 next_step="Check the pattern (extended regular expression).",
             )
         matches = []
+        dropped: set[str] = set()
         for line in output.text.split("\n"):
             if not line:
                 continue
@@ -829,16 +840,37 @@ class GitOperations:
             path, number, text = parts[0], parts[1], "\x00".join(parts[2:])
             if revision or repo.bare:
                 path = path.split(":", 1)[-1]
+            elif links and links.behind_link(path):
+                dropped.add(path)  # a folder became a link after the check above
+                continue
             matches.append(GrepMatch(path=path, line=int(number) if number.isdigit() else 0, text=text[:500]))
         truncated = len(matches) > limit or output.truncated
+        notes = []
+        if truncated:
+            notes.append(f"More than {limit} matches; narrow with paths or a more specific pattern.")
+        if linked or dropped:
+            folders = [f"{folder}/" for folder in linked] + sorted(dropped)
+            notes.append(
+                f"Not searched: tracked files behind a symbolic link in the work tree ({', '.join(folders[:10])}"
+                f"{' …' if len(folders) > 10 else ''}); git status reports them deleted. Pass revision='HEAD' "
+                "to search their committed content."
+            )
         return GrepResult(
             repository=str(repo.path),
             matches=matches[:limit],
             truncated=truncated,
-            note=f"More than {limit} matches; narrow with paths or a more specific pattern."
-            if truncated
-            else None,
+            note=" ".join(notes) or None,
         )
+
+    def _linked_folders(self, repo: Repository, links: LinkedFolders, pathspec: Sequence[str]) -> list[str]:
+        """The work-tree folders that are links with tracked paths under ``pathspec`` behind them."""
+        output = self._git(repo, "ls-files", "-z", "--", *pathspec, max_bytes=32_000_000)
+        if output.truncated:
+            raise LimitExceeded(
+                "Too many tracked files to check the work tree for linked folders before searching it.",
+                next_step="Narrow with paths, or pass revision='HEAD' to search the committed content.",
+            )
+        return links.topmost(path for path in output.text.split("\x00") if path)
 
     # -- write --------------------------------------------------------------------------------
 
