@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import anyio
+import anyio.abc
 
 from dockyard_shared import InvalidArgument, NotFound, PermissionDenied, Problem, UpstreamUnavailable
 from dockyard_shared.offload import run_in_thread
@@ -244,13 +245,13 @@ class Predictor:
 
         async def worker() -> None:
             while run.queue and run.fatal is None:
-                await self._fetch_batch(run.queue.popleft(), run, group.cancel_scope)
+                await self._fetch_batch(run.queue.popleft(), run, group)
 
         with anyio.move_on_after(self.limits.call_deadline):
             async with anyio.create_task_group() as group:
                 if not self.upstream.quota.known:
                     # The first answer says how much quota is left: learn it before sending more.
-                    await self._fetch_batch(run.queue.popleft(), run, group.cancel_scope)
+                    await self._fetch_batch(run.queue.popleft(), run, group)
                 for _ in range(min(self.limits.concurrency, len(run.queue))):
                     group.start_soon(worker)
         late = [name for name in missing if name not in run.outcomes]
@@ -259,7 +260,7 @@ class Predictor:
             run.unavailable_because = f"the call's time limit ran out after {seconds} s"
             run.settle(late, UNAVAILABLE)
 
-    async def _fetch_batch(self, batch: tuple[str, ...], run: _Run, scope: anyio.CancelScope) -> None:
+    async def _fetch_batch(self, batch: tuple[str, ...], run: _Run, group: anyio.abc.TaskGroup) -> None:
         upstream = self.upstream
         assert upstream is not None
         allowed = upstream.quota.reserve(len(batch))
@@ -288,7 +289,7 @@ class Predictor:
             return
         except PermissionDenied as denied:
             run.fatal = denied
-            scope.cancel()
+            group.cancel_scope.cancel()
             return
         except UpstreamUnavailable as down:
             run.unavailable_because = down.what
@@ -299,7 +300,7 @@ class Predictor:
         for answer in answers:
             run.outcomes[answer.name] = _outcome(answer)
         run.fetched += len(answers)
-        await self._store(answers)
+        group.start_soon(self._store, answers)  # the worker goes on to its next request meanwhile
         await run.report()
 
     def _batch_result(
