@@ -1,20 +1,21 @@
 """dockyard-name-origin's batch_predict vs the reference server's one-request-per-name loop, in one run.
 
-    uv run python bench/name-origin/bench.py [--names 1000] [--latency 0.05] [--rounds 3]
+    uv run python bench/name-origin/bench.py [--names 1000] [--latency 0.05] [--rounds 3] [--reference-rounds 1]
 
 Both servers run over stdio, driven by the same SDK client, against one loopback fake of nationalize.io
 (tests/name_origin/fake_nationalize.py) that adds ``--latency`` to every answer, as a distant API would.
-Each round: our server on a fresh (empty) cache answers the names (every page of the reply: the first call
-fetches all of them, the rest come from the cache), then the same names again (a warm cache); the reference
-server (bench/name-origin/reference_server.py) answers them once, one GET per name in sequence. Reported:
-median wall time, the ratio reference/ours, and the upstream requests each side made (counted by the fake).
+Each round: our server on a fresh (empty) cache answers the names — every page of the reply, so the time
+covers all the names, the first call fetching them all — then the same names again (a warm cache). The
+reference server (bench/name-origin/reference_server.py) answers them in one call, one GET per name in
+sequence: as rebuilt (a fresh client per name), and with one shared client (kinder than the original).
+Reported: median wall times, the ratios reference/ours, and the upstream requests each side made, counted
+by the fake.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import sys
 import tempfile
@@ -30,14 +31,20 @@ from tests.name_origin.fake_nationalize import FakeNationalize, RunningFake
 
 HERE = Path(__file__).resolve().parent
 VENV_BIN = Path(sys.executable).parent
+SIDES = {
+    "cold": "dockyard batch_predict, empty cache",
+    "warm": "dockyard batch_predict, the same names again",
+    "reference": "reference: one GET per name in sequence, a client per name (as rebuilt)",
+    "reference-shared": "reference loop with one shared client (kinder than the original)",
+}
 
 
 def names_for(count: int) -> list[str]:
     return [f"given{i} family{i}" for i in range(count)]
 
 
-async def ours_once(session, names: list[str]) -> tuple[float, int, int]:
-    """(seconds for every page, calls, names answered) for one full read of ``names``."""
+async def read_all(session, names: list[str]) -> tuple[float, int]:
+    """(seconds, MCP calls) to read every name's result, following next_offset."""
     started = time.perf_counter()
     offset, calls, answered = 0, 0, 0
     while offset is not None:
@@ -45,62 +52,57 @@ async def ours_once(session, names: list[str]) -> tuple[float, int, int]:
             "batch_predict", {"names": names, "offset": offset}, read_timeout_seconds=600
         )
         assert not result.is_error, result.content
-        data = result.structured_content
         calls += 1
-        answered += len(data["results"])
-        offset = data.get("next_offset")
-    return time.perf_counter() - started, calls, answered
+        answered += len(result.structured_content["results"])
+        offset = result.structured_content.get("next_offset")
+    assert answered == len(names)
+    return time.perf_counter() - started, calls
 
 
-async def run(args: argparse.Namespace) -> dict:
+async def reference_once(
+    url: str, names: list[str], fake: FakeNationalize, *, shared: bool
+) -> tuple[float, int]:
+    env = {"NATIONALIZE_URL": url, "REFERENCE_SHARED_CLIENT": "1" if shared else "0"}
+    async with serve("reference", [sys.executable, str(HERE / "reference_server.py")], env=env) as reference:
+        before = fake.request_count
+        started = time.perf_counter()
+        result = await reference.session.call_tool(
+            "batch_predict", {"names": names}, read_timeout_seconds=3600
+        )
+        seconds = time.perf_counter() - started
+    assert not result.is_error
+    return seconds, fake.request_count - before
+
+
+async def run(args: argparse.Namespace) -> dict[str, list[tuple[float, int, int]]]:
+    """Per side: (seconds, upstream requests, MCP calls) for each run."""
     names = names_for(args.names)
     fake = FakeNationalize(free_limit=10_000_000, latency=args.latency)
-    figures: dict[str, list] = {
-        "cold": [],
-        "warm": [],
-        "reference": [],
-        "cold_requests": [],
-        "warm_requests": [],
-        "reference_requests": [],
-        "pages": [],
-    }
+    runs: dict[str, list[tuple[float, int, int]]] = {side: [] for side in SIDES}
     with RunningFake(fake) as running, tempfile.TemporaryDirectory() as scratch:
-        for round_number in range(args.rounds):
-            cache = Path(scratch) / f"cache-{round_number}.db"
+        for number in range(args.rounds):
+            cache = Path(scratch) / f"cache-{number}.db"
             command = [
                 str(VENV_BIN / "dockyard-name-origin"),
-                "--api-url",
-                running.url,
-                "--cache-url",
-                f"sqlite:///{cache}",
+                *("--api-url", running.url, "--cache-url", f"sqlite:///{cache}"),
             ]
             async with serve("dockyard-name-origin", command, env={"XDG_DATA_HOME": scratch}) as ours:
-                before = fake.request_count
-                seconds, calls, answered = await ours_once(ours.session, names)
-                assert answered == len(names)
-                figures["cold"].append(seconds)
-                figures["pages"].append(calls)
-                figures["cold_requests"].append(fake.request_count - before)
-                before = fake.request_count
-                seconds, _, _ = await ours_once(ours.session, names)
-                figures["warm"].append(seconds)
-                figures["warm_requests"].append(fake.request_count - before)
-            if round_number < args.reference_rounds:
-                command = [sys.executable, str(HERE / "reference_server.py")]
-                async with serve("reference", command, env={"NATIONALIZE_URL": running.url}) as reference:
+                for side in ("cold", "warm"):
                     before = fake.request_count
-                    started = time.perf_counter()
-                    result = await reference.session.call_tool(
-                        "batch_predict", {"names": names}, read_timeout_seconds=3600
-                    )
-                    figures["reference"].append(time.perf_counter() - started)
-                    assert not result.is_error
-                    figures["reference_requests"].append(fake.request_count - before)
+                    seconds, calls = await read_all(ours.session, names)
+                    runs[side].append((seconds, fake.request_count - before, calls))
+            if number < args.reference_rounds:
+                for side, shared in (("reference", False), ("reference-shared", True)):
+                    seconds, requests = await reference_once(running.url, names, fake, shared=shared)
+                    runs[side].append((seconds, requests, 1))
             print(
-                f"round {round_number + 1}: " + json.dumps({k: v[-1] for k, v in figures.items() if v}),
+                f"round {number + 1}: "
+                + ", ".join(
+                    f"{side} {r[-1][0]:.2f} s / {r[-1][1]} requests" for side, r in runs.items() if r
+                ),
                 flush=True,
             )
-    return figures
+    return runs
 
 
 def main() -> int:
@@ -109,32 +111,31 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.05, help="seconds the fake adds to every answer")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
-        "--reference-rounds", type=int, default=1, help="the reference takes names x latency each"
+        "--reference-rounds", type=int, default=1, help="each reference run takes at least names x latency"
     )
     args = parser.parse_args()
-    figures = asyncio.run(run(args))
-    cold, warm, reference = (statistics.median(figures[k]) for k in ("cold", "warm", "reference"))
+    runs = asyncio.run(run(args))
+    median = {side: statistics.median(r[0] for r in runs[side]) for side in SIDES if runs[side]}
     print(
-        f"\n{args.names:,} distinct names, {args.latency * 1000:.0f} ms added per upstream answer, {args.rounds} round(s) "
-        f"(reference: {args.reference_rounds}); medians\n"
+        f"\n{args.names:,} distinct names, {args.latency * 1000:.0f} ms added to every upstream answer; "
+        f"medians of {args.rounds} run(s) of ours, {args.reference_rounds} of each reference\n"
     )
     print("| | wall time | upstream requests | MCP calls |")
     print("|---|---|---|---|")
+    for side, label in SIDES.items():
+        if runs[side]:
+            requests = statistics.median(r[1] for r in runs[side])
+            calls = statistics.median(r[2] for r in runs[side])
+            print(f"| {label} | {median[side]:.2f} s | {requests:.0f} | {calls:.0f} |")
+    print()
+    for reference in ("reference", "reference-shared"):
+        if reference in median:
+            print(
+                f"{reference}/ours: {median[reference] / median['cold']:.1f}x (empty cache), "
+                f"{median[reference] / median['warm']:.0f}x (warm cache)"
+            )
     print(
-        f"| reference: one GET per name, in sequence | {reference:.2f} s | {statistics.median(figures['reference_requests']):.0f} | 1 |"
-    )
-    print(
-        f"| dockyard batch_predict, empty cache | {cold:.2f} s | {statistics.median(figures['cold_requests']):.0f} | {statistics.median(figures['pages']):.0f} (pages) |"
-    )
-    print(
-        f"| dockyard batch_predict, same names again | {warm:.2f} s | {statistics.median(figures['warm_requests']):.0f} | {statistics.median(figures['pages']):.0f} (pages) |"
-    )
-    print(
-        f"\nratio reference/ours: {reference / cold:.1f}x (empty cache), {reference / warm:.0f}x (warm cache)"
-    )
-    print(
-        f"runs: cold {', '.join(f'{s:.2f}' for s in figures['cold'])} s; warm {', '.join(f'{s:.2f}' for s in figures['warm'])} s; "
-        f"reference {', '.join(f'{s:.1f}' for s in figures['reference'])} s"
+        "runs (s): " + "; ".join(f"{side} " + ", ".join(f"{r[0]:.2f}" for r in runs[side]) for side in SIDES)
     )
     return 0
 

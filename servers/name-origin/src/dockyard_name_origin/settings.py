@@ -45,7 +45,7 @@ class Limits:
     connect_timeout: float = 5.0
     read_timeout: float = 10.0  # between two reads of one answer
     request_deadline: float = 20.0  # one upstream request, its retries and their waits included
-    call_deadline: float = 90.0  # one tool call: what is not fetched by then is reported as such
+    call_deadline: float = 50.0  # one tool call, inside the ~60 s hosts wait: the rest is reported unfetched
     max_attempts: int = 4  # per request, for transient failures only
     backoff_base: float = 0.25  # seconds before the first retry, doubling, with jitter
     backoff_cap: float = 4.0
