@@ -231,3 +231,14 @@ async def test_a_mismatched_batch_answer_is_not_believed(nationalize):
         result = (await session.call_ok("batch_predict", {"names": names})).data
     assert result["statuses"] == {"not fetched: upstream unavailable": 10}
     assert "answer 1 was for another name" in result["note"]
+
+
+async def test_a_batch_that_runs_out_of_time_reports_what_it_could_not_fetch(nationalize):
+    names = [known_name(i * 50) for i in range(30)]
+    server = make_server(nationalize.url, call_deadline=1.0, request_deadline=10.0, read_timeout=8.0)
+    async with open_session(server) as session:
+        await session.call_ok("predict_origin", {"name": "warm up"})  # the quota is known: all go at once
+        nationalize.fake.persistent = Fault("hang", seconds=5)
+        result = (await session.call_ok("batch_predict", {"names": names})).data
+    assert result["statuses"] == {"not fetched: upstream unavailable": 30}
+    assert "the call's time limit of 1 s ran out" in result["note"]

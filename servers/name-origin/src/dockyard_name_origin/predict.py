@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 import unicodedata
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -241,7 +240,6 @@ class Predictor:
         assert self.upstream is not None
         size = self.limits.upstream_batch
         run.queue.extend(tuple(missing[i : i + size]) for i in range(0, len(missing), size))
-        started = time.monotonic()
 
         async def worker() -> None:
             while run.queue and run.fatal is None:
@@ -256,8 +254,7 @@ class Predictor:
                     group.start_soon(worker)
         late = [name for name in missing if name not in run.outcomes]
         if late and run.fatal is None:
-            seconds = math.ceil(time.monotonic() - started)
-            run.unavailable_because = f"the call's time limit ran out after {seconds} s"
+            run.unavailable_because = f"the call's time limit of {self.limits.call_deadline:g} s ran out"
             run.settle(late, UNAVAILABLE)
 
     async def _fetch_batch(self, batch: tuple[str, ...], run: _Run, group: anyio.abc.TaskGroup) -> None:
