@@ -59,7 +59,7 @@ async def test_a_body_trickled_past_the_deadline_is_given_up(nationalize):
 @pytest.mark.parametrize(
     ("fault", "said"),
     [
-        (Fault("status", 500), "nationalize.io failed while the prediction for 1 name (500)"),
+        (Fault("status", 500), "nationalize.io failed while looking up 1 name (500)"),
         (Fault("malformed"), "sent an answer that was discarded: its body was not valid JSON"),
         (Fault("content_type"), "discarded: its content type was 'text/html', not JSON"),
         (Fault("oversized"), "discarded: its body of 4,194,"),
@@ -109,6 +109,16 @@ async def test_a_spent_quota_is_not_retried_says_when_it_resets_and_stops_furthe
     assert "quota is spent: no new name can be looked up until it resets at" in second
     assert nationalize.fake.request_count == 1  # the second call knew better than to ask
     assert status["remaining"] == 0 and status["reset_at"] is not None
+
+
+async def test_a_429_that_does_not_say_when_the_quota_resets_pauses_requests_for_a_while(nationalize):
+    nationalize.fake.inject(Fault("status", 429))  # no X-Rate-Limit headers at all
+    async with open_session(make_server(nationalize.url)) as session:
+        first = await session.call_error("predict_origin", {"name": "michael"})
+        second = await session.call_error("predict_origin", {"name": "anna"})
+    assert "request quota is spent (429 while looking up 1 name)" in first
+    assert "did not say when it resets; this server asks again at" in second and "(in 5 min" in second
+    assert nationalize.fake.request_count == 1
 
 
 # -- the circuit breaker ------------------------------------------------------------------------

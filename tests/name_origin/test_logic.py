@@ -183,6 +183,19 @@ def test_a_spent_quota_comes_back_after_its_reset_time():
     assert not ledger.spent() and ledger.reserve(3) == 3
 
 
+def test_a_spent_quota_without_a_reset_time_is_tried_again_after_five_minutes():
+    now = [NOW]
+    ledger = QuotaLedger(lambda: now[0])
+    ledger.remaining, ledger.observed_at = 0, NOW  # what a 429 without headers leaves
+    assert ledger.spent() and ledger.retry_at() == NOW + timedelta(minutes=5)
+    assert (
+        "did not say when it resets; this server asks again at 2026-11-24T12:05:00Z"
+        in ledger.exhausted_problem().what
+    )
+    now[0] = NOW + timedelta(minutes=5, seconds=1)
+    assert not ledger.spent() and ledger.reserve(10) == 10
+
+
 def test_waits_are_described_in_words():
     assert (
         describe_wait(NOW + timedelta(hours=3, minutes=20), NOW) == " at 2026-11-24T15:20:00Z (in 3 h 20 min)"

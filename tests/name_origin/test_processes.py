@@ -59,6 +59,7 @@ async def test_over_stdio_the_key_reaches_nationalize_and_never_a_reply_log_or_a
         "quota_status",
     ]
     assert "DEBUG" in log  # the log was as verbose as it gets
+    assert "(apikey=[redacted])" in log  # the upstream's error was logged, scrubbed
     for text in [*replies, log, audit.read_text()]:
         assert API_KEY not in text
 

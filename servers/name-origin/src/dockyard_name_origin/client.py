@@ -39,6 +39,7 @@ SERVICE = "nationalize.io"
 TRANSIENT_STATUSES = frozenset({502, 503, 504})
 _COUNTRY_ID = re.compile(r"^[A-Z]{2}$")
 _MAX_COUNTRIES = 10  # nationalize sends 5 at most; more is not its answer
+UNKNOWN_RESET_WAIT = timedelta(minutes=5)  # a spent quota with no reset time: when to ask again
 
 
 class UpstreamFault(Exception):
@@ -104,9 +105,17 @@ class QuotaLedger:
         self.reset_at = rate.reset_at or self.reset_at
         self.observed_at = rate.observed_at
 
+    def retry_at(self) -> datetime | None:
+        """When the figures stop describing the current window: the reset, or (when nationalize did not
+        say) a while after they were seen, so a 429 without headers does not stop requests for good."""
+        if self.reset_at is not None:
+            return self.reset_at
+        return self.observed_at + UNKNOWN_RESET_WAIT if self.observed_at else None
+
     def _fresh(self) -> bool:
         """Whether the figures still describe the current window."""
-        return self.remaining is not None and (self.reset_at is None or self.reset_at > self._now())
+        until = self.retry_at()
+        return self.remaining is not None and (until is None or until > self._now())
 
     @property
     def known(self) -> bool:
@@ -126,12 +135,15 @@ class QuotaLedger:
 
     def exhausted_problem(self) -> QuotaSpent:
         now = self._now()
-        when = describe_wait(self.reset_at, now)
+        if self.reset_at is not None:
+            when = f"until it resets{describe_wait(self.reset_at, now)}"
+        else:
+            when = f"for now (nationalize did not say when it resets; this server asks again{describe_wait(self.retry_at(), now)})"
         return QuotaSpent(
-            f"{SERVICE}'s quota is spent: no new name can be looked up until it resets{when or ' (reset time unknown)'}.",
+            f"{SERVICE}'s quota is spent: no new name can be looked up {when}.",
             next_step="Cached names still answer. Retry new names after the reset; the operator can set an API "
             "key with a larger quota.",
-            reset_at=self.reset_at,
+            reset_at=self.retry_at(),
             remaining=0,
         )
 
@@ -186,13 +198,20 @@ class NationalizeClient:
         Raises a :class:`~dockyard_shared.problems.Problem`: :class:`QuotaSpent` (429), PermissionDenied
         (401/402), InvalidArgument (422), UpstreamUnavailable (down, faulty, circuit open, out of time).
         """
-        request = Request(tuple(names), deadline)
+        try:
+            return await self._fetch(Request(tuple(names), deadline))
+        except Problem as problem:
+            # The operator's view of the same event (words only: never a URL, which holds the key).
+            log.warning("%s: %s", type(problem).__name__, problem.what)
+            raise
+
+    async def _fetch(self, request: Request) -> list[Answer]:
         try:
             return await retrying(
                 lambda: self._attempt(request),
                 transient=_is_transient,
                 backoff=self.backoff,
-                deadline=deadline,
+                deadline=request.deadline,
                 sleep=self._sleep,
                 rng=self._rng,
             )
@@ -274,7 +293,7 @@ class NationalizeClient:
         problem = problem_for_status(
             status,
             service=SERVICE,
-            what=f"the prediction for {count} name{'s' if count != 1 else ''}",
+            what=f"looking up {count} name{'s' if count != 1 else ''}",
             headers=headers,
             credential_env=self.key_env if (self._api_key or status in (401, 402)) else None,
             detail=self.scrub(detail) if detail else None,
@@ -284,12 +303,11 @@ class NationalizeClient:
             if rate is None or rate.remaining in (None, 0):
                 # Nothing fits any more: the ledger must say so even if the headers were missing.
                 self.quota.remaining, self.quota.observed_at = 0, self._now()
-                if rate is not None and rate.reset_at is not None:
-                    self.quota.reset_at = rate.reset_at
+                self.quota.reset_at = rate.reset_at if rate is not None else None
             return QuotaSpent(
                 problem.what,
                 next_step=problem.next_step,
-                reset_at=self.quota.reset_at,
+                reset_at=self.quota.retry_at(),
                 remaining=rate.remaining if rate else None,
             )
         return problem
