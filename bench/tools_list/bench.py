@@ -21,9 +21,9 @@ from pathlib import Path
 import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import ROOT, WORK, peer_venv, serve  # noqa: E402
+from _common import ROOT, WORK, peer_venv, serve
 
-from dockyard_shared.cli import discover_servers  # noqa: E402
+from dockyard_shared.cli import discover_servers
 
 # What each server needs to start without any external service (a GitHub token is read only when a
 # github_* tool is called, so a dummy one lists the github toolset).
