@@ -8,6 +8,7 @@ from pathlib import Path
 
 from dockyard_git.server import create_server
 from dockyard_git.settings import Settings
+from dockyard_shared.toolsets import Exposure
 
 GIT_ENV = {
     **os.environ,
@@ -43,5 +44,11 @@ def make_repo(path: Path, *, commits: int = 3) -> Path:
     return path
 
 
-def make_server(*roots: Path, allow_write: bool = False, **extra):
-    return create_server(Settings(roots=tuple(roots), allow_write=allow_write, **extra))
+def make_server(*roots: Path, allow_write: bool = False, exposure: Exposure | None = None, **extra):
+    """A server over ``roots``; ``allow_write`` serves the write toolset as --allow-write does."""
+    exposure = exposure or Exposure()
+    return create_server(
+        Settings(
+            roots=tuple(roots), exposure=exposure.enabling("write") if allow_write else exposure, **extra
+        )
+    )

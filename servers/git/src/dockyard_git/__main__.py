@@ -6,7 +6,7 @@ import argparse
 
 from dockyard_shared.runner import ServerEntry, run_server
 
-from .settings import settings_from
+from .settings import TOOLSETS, settings_from
 
 SUMMARY = (
     "Local git repositories — safe, bounded, fast on large histories — plus GitHub pull requests and issues."
@@ -23,13 +23,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a repository, or a folder whose repositories are served (repeatable; default: the current directory)",
     )
     group.add_argument(
-        "--allow-write", action="store_true", help="register add/unstage/commit/branch/checkout/stash"
+        "--allow-write",
+        action="store_true",
+        help="serve the write toolset (add, unstage, commit, branch, checkout, stash): --toolsets default,write",
     )
     group.add_argument(
         "--github-token-env",
         default="GITHUB_TOKEN",
         metavar="NAME",
-        help="environment variable holding a GitHub token; the GitHub tools are registered when it is set",
+        help="environment variable holding a GitHub token; the github toolset is served when it is set",
     )
     group.add_argument(
         "--github-api-url",
@@ -49,7 +51,7 @@ def build(args: argparse.Namespace):
     return create_server(settings_from(args))
 
 
-entry = ServerEntry(name="git", summary=SUMMARY, build=build, add_arguments=add_arguments)
+entry = ServerEntry(name="git", summary=SUMMARY, build=build, add_arguments=add_arguments, toolsets=TOOLSETS)
 
 
 def main() -> None:

@@ -8,8 +8,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dockyard_shared import InvalidArgument, NotFound
+from dockyard_shared.toolsets import Exposure, Toolset, exposure_from
 
-__all__ = ["Limits", "Settings", "settings_from"]  # and the GitHub reply bounds below
+__all__ = ["TOOLSETS", "Limits", "Settings", "settings_from"]  # and the GitHub reply bounds below
+
+READ = Toolset(
+    "read", "status, history, diffs, blame, branches, tags and grep of local repositories", read_only=True
+)
+WRITE = Toolset(
+    "write",
+    "stage, commit, branch, switch and stash; never discards work (--allow-write)",
+    read_only=False,
+    default=False,
+)
+GITHUB = Toolset(
+    "github", "pull requests and issues of a repository's GitHub remote (needs a token)", read_only=True
+)
+TOOLSETS = (READ, WRITE, GITHUB)
 
 
 @dataclass(frozen=True)
@@ -30,7 +45,7 @@ class Limits:
 @dataclass(frozen=True)
 class Settings:
     roots: tuple[Path, ...]
-    allow_write: bool = False
+    exposure: Exposure = field(default_factory=Exposure)
     github_token: str | None = None
     github_token_env: str = "GITHUB_TOKEN"
     github_api_url: str = "https://api.github.com"
@@ -49,9 +64,10 @@ def settings_from(args: argparse.Namespace) -> Settings:
             )
     if args.git_timeout <= 0:
         raise InvalidArgument("--git-timeout must be positive.")
+    exposure = exposure_from(args)
     return Settings(
         roots=roots,
-        allow_write=args.allow_write,
+        exposure=exposure.enabling(WRITE.name) if args.allow_write else exposure,
         github_token=os.environ.get(args.github_token_env) or None,
         github_token_env=args.github_token_env,
         github_api_url=args.github_api_url,

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from dockyard_shared import OPEN_WORLD
+from dockyard_shared.toolsets import ToolRegistrar
 
 from ..context import GitContext
 from ..models import IssueDetail, IssueList, PullDetail, PullList
@@ -19,7 +20,7 @@ State = Annotated[Literal["open", "closed", "all"], Field(description="Filter by
 PageNumber = Annotated[int, Field(description="Page (30 items each), from 1.", ge=1)]
 
 
-def register(registrar, git: GitContext) -> None:
+def register(registrar: ToolRegistrar, git: GitContext) -> None:
     @registrar.tool(annotations=OPEN_WORLD)
     async def github_pull_requests(
         state: State = "open",

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from dockyard_shared import READ_ONLY
 from dockyard_shared.results import model_result
+from dockyard_shared.toolsets import ToolRegistrar
 
 from ..context import GitContext
 from ..models import (
@@ -28,7 +29,7 @@ from .arguments import Paths, RepoPath
 __all__ = ["register"]
 
 
-def register(registrar, git: GitContext) -> None:
+def register(registrar: ToolRegistrar, git: GitContext) -> None:
     @registrar.tool(annotations=READ_ONLY)
     async def git_repositories() -> RepositoryList:
         """List the git repositories this server serves, with their current branch and whether they have changes.

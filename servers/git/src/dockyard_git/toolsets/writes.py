@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from dockyard_shared import ADDITIVE, DESTRUCTIVE
+from dockyard_shared.toolsets import ToolRegistrar
 
 from ..context import GitContext
 from ..models import CommitType, WriteResult
@@ -15,7 +16,7 @@ from .arguments import Paths, RepoPath
 __all__ = ["register"]
 
 
-def register(registrar, git: GitContext) -> None:
+def register(registrar: ToolRegistrar, git: GitContext) -> None:
     @registrar.tool(annotations=ADDITIVE)
     async def git_add(
         paths: Annotated[list[str], Field(description="Files or folders to stage ('.' for all).")],

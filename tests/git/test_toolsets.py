@@ -1,0 +1,85 @@
+"""Which git tools are served: the toolsets and the common selection flags, through the protocol."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from dockyard_git.__main__ import entry
+from tests.git.fake_github import TOKEN
+from tests.harness import Launch, open_session
+
+READ = {
+    "git_repositories",
+    "git_status",
+    "git_log",
+    "git_diff",
+    "git_show",
+    "git_blame",
+    "git_branches",
+    "git_tags",
+    "git_grep",
+}
+WRITE = {"git_add", "git_unstage", "git_commit", "git_create_branch", "git_checkout", "git_stash"}
+GITHUB = {"github_pull_requests", "github_pull_request", "github_issues", "github_issue"}
+
+
+def server(repo, *flags: str, token: str | None = None, monkeypatch=None):
+    """The server the command line builds (the flags as an operator types them)."""
+    if token is None:
+        monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    else:
+        monkeypatch.setenv("GITHUB_TOKEN", token)
+    return entry.build(entry.parser(with_runner=False).parse_args(["--root", str(repo), *flags]))
+
+
+@pytest.mark.parametrize(
+    ("flags", "token", "served"),
+    [
+        ((), None, READ),
+        ((), TOKEN, READ | GITHUB),
+        (("--allow-write",), None, READ | WRITE),
+        (("--toolsets", "write"), None, WRITE),
+        (("--toolsets", "all"), TOKEN, READ | WRITE | GITHUB),
+        (("--allow-write", "--read-only"), TOKEN, READ | GITHUB),
+        (("--tools", "git_commit,git_add"), None, READ | {"git_commit", "git_add"}),
+        (("--toolsets", "github", "--exclude-tools", "github_issue"), TOKEN, GITHUB - {"github_issue"}),
+    ],
+)
+async def test_the_selection_flags_decide_which_tools_exist(repo, era, monkeypatch, flags, token, served):
+    async with open_session(server(repo, *flags, token=token, monkeypatch=monkeypatch), era=era) as session:
+        listed = await session.tool_names()
+    assert listed == served
+
+
+async def test_a_tool_left_out_cannot_be_called(repo, era, monkeypatch):
+    built = server(
+        repo, "--allow-write", "--read-only", "--exclude-tools", "git_log", monkeypatch=monkeypatch
+    )
+    async with open_session(built, era=era) as session:
+        for name in ("git_log", "git_commit"):
+            outcome = await session.call(name, {"message": "x"} if name == "git_commit" else {})
+            assert outcome.is_error and "Unknown tool" in outcome.text, name
+        assert (await session.call_ok("git_status")).data["branch"] == "main"
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (("--toolsets", "github"), "needs a GitHub token in $GITHUB_TOKEN"),
+        (("--toolsets", "writes"), "Valid toolsets: github, read, write"),
+        (("--tools", "git_push"), "Valid tools:"),
+    ],
+)
+def test_an_impossible_selection_stops_start_up_saying_why(repo, flags, expected):
+    launch = Launch("dockyard-git", ("--root", str(repo), *flags), env={"GITHUB_TOKEN": ""})
+    result = subprocess.run(
+        launch.command(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        env=launch.environment(),
+    )
+    assert result.returncode == 2 and expected in result.stderr and "Traceback" not in result.stderr
