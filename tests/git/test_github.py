@@ -107,7 +107,7 @@ async def test_rate_limiting_is_a_retryable_upstream_error_with_the_reset_time(r
     fake.fake.rate_limited = True
     async with open_session(server_for(repo, fake), era=era) as session:
         text = await session.call_error("github_pull_requests", {})
-    assert text.startswith("Error (upstream_unavailable)") and "rate limit" in text and "resets at" in text
+    assert text.startswith("Error (upstream_unavailable)") and "quota is spent" in text and "resets at" in text
     assert "may succeed if retried" in text
     assert len(fake.fake.requests) == 1  # no retry loop hammering the API
 
@@ -360,7 +360,7 @@ async def test_the_token_never_appears_in_responses_or_the_server_log(repo, fake
         fake.fake.rate_limited, fake.fake.token = False, "ghp_" + "r0tat3d" * 5  # the token is revoked
         texts.append((await session.call("github_pull_request", {"number": 7})).text)
     assert all(texts)
-    assert "rate limit" in texts[-2] and "401" in texts[-1]
+    assert "quota is spent" in texts[-2] and "401" in texts[-1]
     assert not any(TOKEN in text for text in texts)
     assert TOKEN not in log.read_text()
     # Only the Authorization header carried it: never a URL or query string.

@@ -3,18 +3,20 @@ one way to run that work off the event loop."""
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from dockyard_shared import Problem
+from dockyard_shared.offload import run_in_thread
 
-from .gitcmd import GitRunner
+from .gitcmd import GitRunner, running_processes
 from .models import RepositoryList
 from .operations import GitOperations
 from .repos import Repository, RepositorySet
-from .service import run_cancellable
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -23,6 +25,23 @@ if TYPE_CHECKING:
 __all__ = ["GitContext", "Workspace"]
 
 T = TypeVar("T")
+
+
+async def run_cancellable(work: Callable[[], T]) -> T:
+    """``work`` off the event loop; when the request is cancelled, the git processes it started are killed
+    rather than left to run into their time limit."""
+    processes: list[subprocess.Popen] = []
+    token = running_processes.set(processes)  # the worker thread gets a copy of this context
+
+    def kill() -> None:
+        for process in processes:
+            with contextlib.suppress(OSError):
+                process.kill()
+
+    try:
+        return await run_in_thread(work, on_cancel=kill)
+    finally:
+        running_processes.reset(token)
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,9 @@ from urllib.parse import urlparse
 
 from github import Auth, Github, GithubException, RateLimitExceededException
 
-from dockyard_shared import InvalidArgument, NotFound, PermissionDenied, UpstreamUnavailable
+from dockyard_shared import InvalidArgument, UpstreamUnavailable
 from dockyard_shared.untrusted import fence_cut, plain_name
+from dockyard_shared.upstream import problem_for_status
 
 from .models import (
     ChangedFile,
@@ -104,8 +105,9 @@ def _fair_shares(lengths: list[int], total: int, cap: int) -> list[int]:
 
 
 def _translated(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
-    """Run a reading method under :meth:`GitHubReader._call`: PyGithub loads lazily, so an HTTP
-    error can surface at any attribute access, not only at the first request."""
+    """Run a whole reading method under :meth:`GitHubReader._call`: PyGithub loads lazily, so an HTTP
+    error can surface at any attribute access, not only in the requests the method wraps in ``_call``
+    itself (those name what they were reading more precisely, and their problems pass through here)."""
 
     def decorate(method: Callable[..., T]) -> Callable[..., T]:
         @functools.wraps(method)
@@ -164,55 +166,24 @@ class GitHubReader:
             self.extra_hosts.add(host)
 
     def _call(self, what: str, work: Callable[[], T]) -> T:
+        """``work``, with GitHub's refusals and network failures turned into problems for the model."""
         try:
             return work()
-        except RateLimitExceededException as error:
-            raise self._rate_limited(error) from None
         except GithubException as error:
-            status = error.status
-            headers = error.headers or {}
-            if status == 401:
-                raise PermissionDenied(
-                    f"GitHub rejected the token while reading {what} (401 Bad credentials).",
-                    next_step=f"Tell the user to check the token in ${self.token_env} (expired or revoked?).",
-                ) from None
-            if status in (403, 429) and (
-                headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers or status == 429
-            ):
-                raise self._rate_limited(error) from None
-            if status == 403:
-                raise PermissionDenied(
-                    f"GitHub refused access to {what} (403).",
-                    next_step=f"The token in ${self.token_env} may lack the 'repo' scope for this repository.",
-                ) from None
-            if status == 404:
-                raise NotFound(
-                    f"GitHub answered 404 Not Found for {what}: it does not exist, or the token cannot see it.",
-                    next_step="Check the number with the list tool; private repositories need a token with access.",
-                ) from None
-            raise UpstreamUnavailable(
-                f"GitHub answered {status} while reading {what}.", next_step="Retry shortly."
+            # PyGithub also raises RateLimitExceededException for a 403 whose quota headers it read itself.
+            status = 429 if isinstance(error, RateLimitExceededException) else error.status
+            raise problem_for_status(
+                status,
+                service="GitHub",
+                what=f"reading {what}",
+                headers=error.headers or {},
+                credential_env=self.token_env,
             ) from None
         except (OSError, ValueError) as error:
             raise UpstreamUnavailable(
                 f"GitHub could not be reached while reading {what} ({type(error).__name__}).",
                 next_step="Retry shortly.",
             ) from None
-
-    def _rate_limited(self, error: GithubException) -> UpstreamUnavailable:
-        headers = error.headers or {}
-        reset = str(headers.get("x-ratelimit-reset") or "")
-        retry_after = str(headers.get("retry-after") or "")
-        when = ""
-        if reset.isdigit():
-            when = f" It resets at {datetime.fromtimestamp(int(reset), UTC).isoformat()}."
-        elif retry_after.isdigit():
-            when = f" Retry after {retry_after} seconds."
-        return UpstreamUnavailable(
-            f"GitHub's rate limit is exhausted.{when}",
-            retryable=True,
-            next_step="Wait until the reset time, then retry; meanwhile use the local git tools.",
-        )
 
     def _repo(self, slug: str) -> Any:
         return self._client.get_repo(slug)
