@@ -60,6 +60,8 @@ VENV_BIN = Path(sys.executable).parent
 
 # Answers an elicitation: given the message, return the content to accept with, or None to decline.
 Elicit = Callable[[str], dict[str, Any] | None]
+# The MCP roots a client shares (file:// URIs): a list, or a function read each time the server asks.
+Roots = list[str] | Callable[[], list[str]]
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,11 @@ class Session:
         completion = await self._client.complete(ref, argument, context_arguments=context)
         return list(completion.values)
 
+    async def roots_changed(self) -> None:
+        """Tell the server the client's roots changed (2025-11-25; the 2026-07-28 era has no such
+        notification: its servers ask for the roots with every request)."""
+        await self._client.send_roots_list_changed()
+
     async def ping(self) -> bool:
         """Is the server still answering? The 2026-07-28 era dropped ``ping`` (servers answer
         "Method not found"), so there a tools/list round trip stands in for it."""
@@ -237,6 +244,28 @@ def _sdk_elicitation(elicit: Elicit | None):
     return callback
 
 
+def _roots_source(roots: Roots | None) -> Callable[[], list[str]] | None:
+    if roots is None:
+        return None
+    return roots if callable(roots) else lambda: list(roots)
+
+
+def _fastmcp_roots(roots: Roots | None):
+    source = _roots_source(roots)
+    return None if source is None else (lambda context: source())
+
+
+def _sdk_roots(roots: Roots | None):
+    source = _roots_source(roots)
+    if source is None:
+        return None
+
+    async def callback(context):
+        return mt.ListRootsResult(roots=[mt.Root(uri=uri) for uri in source()])
+
+    return callback
+
+
 @asynccontextmanager
 async def open_session(
     target: FastMCP | Launch | str,
@@ -246,10 +275,12 @@ async def open_session(
     headers: dict[str, str] | None = None,
     timeout: float = 60,
     message_handler: Callable[[Any], Awaitable[None]] | None = None,
+    roots: Roots | None = None,
 ) -> AsyncIterator[Session]:
     """A session to ``target``: a FastMCP server (in memory), a Launch (stdio) or an HTTP endpoint URL.
 
-    ``message_handler`` receives the server's notifications (resource updates, list changes…)."""
+    ``message_handler`` receives the server's notifications (resource updates, list changes…).
+    ``roots``: the file:// URIs the client shares as MCP roots (none: the client declares no roots)."""
     async with AsyncExitStack() as stack:
         if isinstance(target, FastMCP):
             transport = "memory"
@@ -260,6 +291,7 @@ async def open_session(
                 elicitation_handler=_fastmcp_elicitation(elicit),
                 timeout=timeout,
                 message_handler=message_handler,
+                roots=_fastmcp_roots(roots),
             )
             await stack.enter_async_context(client)
             yield Session(client, transport=transport, era=era)
@@ -276,6 +308,7 @@ async def open_session(
                 elicitation_handler=_fastmcp_elicitation(elicit),
                 timeout=timeout,
                 message_handler=message_handler,
+                roots=_fastmcp_roots(roots),
             )
             await stack.enter_async_context(client)
             yield Session(client, transport=transport, era=era)
@@ -302,6 +335,7 @@ async def open_session(
                 read_timeout_seconds=timeout,
                 elicitation_callback=_sdk_elicitation(elicit),
                 message_handler=message_handler,
+                list_roots_callback=_sdk_roots(roots),
             )
         )
         await session.initialize()

@@ -107,7 +107,9 @@ async def test_rate_limiting_is_a_retryable_upstream_error_with_the_reset_time(r
     fake.fake.rate_limited = True
     async with open_session(server_for(repo, fake), era=era) as session:
         text = await session.call_error("github_pull_requests", {})
-    assert text.startswith("Error (upstream_unavailable)") and "quota is spent" in text and "resets at" in text
+    assert (
+        text.startswith("Error (upstream_unavailable)") and "quota is spent" in text and "resets at" in text
+    )
     assert "may succeed if retried" in text
     assert len(fake.fake.requests) == 1  # no retry loop hammering the API
 

@@ -31,6 +31,28 @@ async def test_stdio_serves_every_repository_under_a_root(repos, era):
     assert refused.startswith("Error (permission_denied)")
 
 
+@pytest.mark.parametrize("era", ERAS)
+async def test_stdio_without_root_serves_the_clients_roots(repos, era):
+    roots = [(repos / "alpha").as_uri()]
+    async with open_session(Launch("dockyard-git"), era=era, roots=roots) as session:
+        listing = (await session.call_ok("git_repositories")).data["repositories"]
+    assert [r["name"] for r in listing] == ["alpha"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_http_without_root_serves_each_client_its_own_roots(repos, log_dir, era):
+    with http_server(Launch("dockyard-git"), log_dir=log_dir) as server:
+        async with (
+            open_session(server.url(), era=era, roots=[(repos / "alpha").as_uri()]) as first,
+            open_session(server.url(), era=era, roots=[(repos / "beta").as_uri()]) as second,
+        ):
+            seen = [
+                [r["name"] for r in (await session.call_ok("git_repositories")).data["repositories"]]
+                for session in (first, second, first)
+            ]
+    assert seen == [["alpha"], ["beta"], ["alpha"]]
+
+
 @pytest.fixture(scope="module")
 def git_over_http(repos, log_dir):
     with http_server(

@@ -26,12 +26,17 @@ def loopback_nationalize() -> str:
 
 
 def launch_for(name: str, data_dir: Path) -> Launch:
-    """How to start a server on defaults that need nothing external (git serves this checkout;
-    name-origin asks a loopback fake of nationalize.io)."""
+    """How to start a server on defaults that need nothing external: git serves this checkout (the
+    clients here share no MCP roots, so it is told which folder with --root); name-origin asks a
+    loopback fake of nationalize.io."""
     env = {"XDG_DATA_HOME": str(data_dir)}
     if name == "toy":
         return Launch("python", ("-m", "tests.shared.toy_server"), env=env, cwd=str(REPO_ROOT))
-    args = ("--api-url", loopback_nationalize()) if name == "name-origin" else ()
+    args: tuple[str, ...] = ()
+    if name == "name-origin":
+        args = ("--api-url", loopback_nationalize())
+    elif name == "git":
+        args = ("--root", str(REPO_ROOT))
     return Launch(f"dockyard-{name}", args, env=env, cwd=str(REPO_ROOT))
 
 

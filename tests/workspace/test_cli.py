@@ -171,7 +171,8 @@ async def test_serve_name_over_http_answers_mcp_calls_on_loopback(name, log_dir,
         assert httpx.get(server.url("/health")).json() == {"status": "ok", "servers": [name]}
         assert f"serving {name} on {server.url()}" in server.log()
         for era in ERAS:
-            async with open_session(server.url(), era=era) as session:
+            # As hosts do, the client shares its workspace as an MCP root (git serves it; others ignore it).
+            async with open_session(server.url(), era=era, roots=[REPO_ROOT.as_uri()]) as session:
                 tools = await session.list_tools()
                 cheap = _no_argument_read_only_tools(tools)
                 assert cheap, f"{name} has no read-only tool without required arguments"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from dataclasses import dataclass
 
 from dockyard_shared.runner import ServerEntry, run_server
 
@@ -20,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="PATH",
-        help="a repository, or a folder whose repositories are served (repeatable; default: the current directory)",
+        help="a repository, or a folder whose repositories are served (repeatable; default: the folders "
+        "the client shares as MCP roots)",
     )
     group.add_argument(
         "--allow-write",
@@ -51,7 +54,24 @@ def build(args: argparse.Namespace):
     return create_server(settings_from(args))
 
 
-entry = ServerEntry(name="git", summary=SUMMARY, build=build, add_arguments=add_arguments, toolsets=TOOLSETS)
+@dataclass(frozen=True)
+class GitEntry(ServerEntry):
+    def default_server(self):
+        """What ``dockyard serve all`` serves: the current directory (the demo serves this checkout), as
+        its clients share no roots."""
+        return self.build(self.parser(with_runner=False).parse_args(["--root", os.getcwd()]))
+
+
+entry = GitEntry(
+    name="git",
+    summary=SUMMARY,
+    build=build,
+    add_arguments=add_arguments,
+    # A host config must name the folders: a desktop host sends no roots, and its working directory is
+    # often / or the app's own folder.
+    config_args=("--root", "/ABSOLUTE/PATH/TO/YOUR/REPOSITORIES"),
+    toolsets=TOOLSETS,
+)
 
 
 def main() -> None:

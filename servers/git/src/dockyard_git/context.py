@@ -1,16 +1,26 @@
 """What every tool works through: the served repositories, the operations on them, the GitHub reader, and
-one way to run that work off the event loop."""
+one way to run that work off the event loop.
+
+The repositories are those under the ``--root`` folders, or, when the server was started without any, under
+the folders the client shares as MCP roots for the current request (:class:`ClientRoots`, set by
+:mod:`.roots`). Client roots are confined exactly as ``--root`` folders are: each set of roots gets its own
+:class:`Workspace`, whose runner refuses anything outside them.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
-from collections.abc import Callable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
+from urllib.parse import unquote, urlparse
 
-from dockyard_shared import Problem
+from dockyard_shared import NotFound, Problem
 from dockyard_shared.offload import run_in_thread
 
 from .gitcmd import GitRunner, running_processes
@@ -22,9 +32,11 @@ from .settings import Settings
 if TYPE_CHECKING:
     from .github_api import GitHubReader
 
-__all__ = ["GitContext", "Workspace"]
+__all__ = ["ClientRoots", "GitContext", "Workspace"]
 
 T = TypeVar("T")
+
+_KEPT_WORKSPACES = 16
 
 
 async def run_cancellable(work: Callable[[], T]) -> T:
@@ -42,6 +54,38 @@ async def run_cancellable(work: Callable[[], T]) -> T:
         return await run_in_thread(work, on_cancel=kill)
     finally:
         running_processes.reset(token)
+
+
+@dataclass(frozen=True)
+class ClientRoots:
+    """The folders a client shares as MCP roots for the current request, and why there is none when so."""
+
+    folders: tuple[Path, ...]
+    why_none: str = "the client shares no roots"
+
+    @classmethod
+    def from_uris(cls, uris: Sequence[str]) -> ClientRoots:
+        """The existing local folders among ``uris`` (``file://`` URIs only), resolved as ``--root`` is."""
+        folders = [folder for folder in map(_local_folder, uris) if folder is not None]
+        if folders or not uris:
+            return cls(tuple(dict.fromkeys(folders)))
+        shown = ", ".join(repr(uri[:100]) for uri in uris[:3]) + (", …" if len(uris) > 3 else "")
+        return cls((), f"none of the client's roots is an existing local folder (a file:// URI): {shown}")
+
+
+def _local_folder(uri: str) -> Path | None:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    path = unquote(parsed.path)
+    if "\x00" in path or not path.startswith("/"):
+        return None
+    folder = Path(os.path.realpath(path))
+    return folder if folder.is_dir() else None
+
+
+# The current request's client roots (set around each request by :mod:`.roots`; None outside one).
+_client_roots: ContextVar[ClientRoots | None] = ContextVar("dockyard_git_client_roots", default=None)
 
 
 @dataclass(frozen=True)
@@ -63,7 +107,10 @@ class GitContext:
     def __init__(self, settings: Settings, *, github: GitHubReader | None = None) -> None:
         self.settings = settings
         self.github = github
-        self._fixed = Workspace.under(settings.roots, settings)
+        # With --root the workspace is fixed; without, one per set of client roots (the last few kept, so
+        # a client that asks again with the same roots finds its repositories already scanned).
+        self._fixed = Workspace.under(settings.roots, settings) if settings.roots else None
+        self._by_roots: OrderedDict[tuple[Path, ...], Workspace] = OrderedDict()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GitContext:
@@ -76,8 +123,40 @@ class GitContext:
             )
         return cls(settings, github=github)
 
+    @property
+    def follows_client_roots(self) -> bool:
+        """Whether the served folders are the client's MCP roots (no --root was given)."""
+        return self._fixed is None
+
+    @contextlib.contextmanager
+    def serving(self, roots: ClientRoots) -> Iterator[None]:
+        """Serve ``roots`` to the request running inside this block."""
+        token = _client_roots.set(roots)
+        try:
+            yield
+        finally:
+            _client_roots.reset(token)
+
     def workspace(self) -> Workspace:
-        return self._fixed
+        if self._fixed is not None:
+            return self._fixed
+        roots = _client_roots.get()
+        if roots is None or not roots.folders:
+            why = roots.why_none if roots is not None else "no client roots are known for this request"
+            raise NotFound(
+                f"No repository is served: dockyard-git was started without --root, and {why}.",
+                next_step="Ask the user to open the repository's folder in their MCP client (which shares it "
+                "as a root), or to start dockyard-git with --root <repository or folder>.",
+            )
+        workspace = self._by_roots.get(roots.folders)
+        if workspace is None:
+            workspace = Workspace.under(roots.folders, self.settings)
+            self._by_roots[roots.folders] = workspace
+            if len(self._by_roots) > _KEPT_WORKSPACES:
+                self._by_roots.popitem(last=False)
+        else:
+            self._by_roots.move_to_end(roots.folders)
+        return workspace
 
     async def run(self, repo_path: str | None, work: Callable[[GitOperations, Repository], T]) -> T:
         """``work`` on the repository ``repo_path`` names, off the event loop: finding the repository
@@ -109,7 +188,10 @@ class GitContext:
     async def completions(self, argument: str, value: str, given: Mapping[str, str]) -> list[str]:
         """Values starting with ``value`` for a prompt or resource argument; ``given`` holds the arguments
         already chosen (the repository, when one is)."""
-        workspace = self.workspace()
+        try:
+            workspace = self.workspace()
+        except Problem:  # no repository served: nothing to complete
+            return []
         repositories, ops = workspace.repositories, workspace.ops
 
         def complete() -> list[str]:

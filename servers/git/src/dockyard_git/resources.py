@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import mcp.types as mt
 from fastmcp import FastMCP
+from fastmcp.server.dependencies import get_context
 
 from dockyard_shared import InvalidArgument
 
 from .context import GitContext
 from .operations import GitOperations
+from .roots import ClientRootsMiddleware
 
 __all__ = ["register"]
 
 
-def register(server: FastMCP, git: GitContext) -> None:
+def register(server: FastMCP, git: GitContext, roots: ClientRootsMiddleware | None = None) -> None:
     @server.resource("git://{repo}/status", mime_type="application/json")
     async def status_resource(repo: str) -> dict:
         """The working tree status of a repository (by folder name)."""
@@ -39,6 +41,9 @@ def register(server: FastMCP, git: GitContext) -> None:
         argument: mt.CompletionArgument,
         context: mt.CompletionContext | None,
     ) -> list[str]:
-        return await git.completions(
-            argument.name, argument.value, (context.arguments or {}) if context else {}
-        )
+        given = (context.arguments or {}) if context else {}
+        if roots is None:
+            return await git.completions(argument.name, argument.value, given)
+        # Completions pass through no middleware: they look the client's roots up themselves.
+        with git.serving(await roots.known_roots(get_context())):
+            return await git.completions(argument.name, argument.value, given)

@@ -10,6 +10,7 @@ from dockyard_shared.toolsets import install
 
 from . import prompts, resources
 from .context import GitContext
+from .roots import ClientRootsMiddleware
 from .settings import GITHUB, READ, WRITE, Settings
 from .toolsets import github, local, writes
 
@@ -35,6 +36,9 @@ def create_server(settings: Settings) -> FastMCP:
         if git.github
         else {GITHUB.name: f"it needs a GitHub token in ${settings.github_token_env}."},
     )
-    resources.register(server, git)
+    roots = ClientRootsMiddleware(git) if git.follows_client_roots else None
+    if roots is not None:
+        server.add_middleware(roots)
+    resources.register(server, git, roots)
     prompts.register(server, git)
     return server

@@ -44,7 +44,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class Settings:
-    roots: tuple[Path, ...]
+    roots: tuple[Path, ...]  # empty: serve the client's MCP roots
     exposure: Exposure = field(default_factory=Exposure)
     github_token: str | None = None
     github_token_env: str = "GITHUB_TOKEN"
@@ -55,7 +55,8 @@ class Settings:
 
 def settings_from(args: argparse.Namespace) -> Settings:
     """The settings the command line asks for, or a problem saying which flag is wrong."""
-    roots = tuple(Path(os.path.expanduser(r)).resolve() for r in (args.root or [os.getcwd()]))
+    # No --root: the folders the client shares as MCP roots are served instead (see roots.py).
+    roots = tuple(Path(os.path.expanduser(r)).resolve() for r in args.root)
     for root in roots:
         if not root.is_dir():
             raise NotFound(
