@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field
 
@@ -24,71 +24,62 @@ from ..models import (
     TagList,
 )
 from ..operations import GitOperations
-from .arguments import Paths, RepoPath
+from .arguments import Paths, RepoPath, optional
 
 __all__ = ["register"]
+
+Text = Annotated[str | None, optional("string")]
 
 
 def register(registrar: ToolRegistrar, git: GitContext) -> None:
     @registrar.tool(annotations=READ_ONLY)
     async def git_repositories() -> RepositoryList:
-        """List the git repositories this server serves, with their current branch and whether they have changes.
+        """List the served repositories with their branch and whether they have changes.
 
-        Use when: starting out, or when a tool asks for repo_path.
-        Not for: details of one repository — use git_status.
-        Returns: each repository's path (pass it as repo_path), name, bare flag, branch and dirty state.
-        Limits: repositories found under the roots up to 3 folders deep, at most 500.
+        Use when: starting out, or a tool asks for repo_path.
+        Not for: one repository's state (git_status).
+        Returns: path (the repo_path to pass), name, bare, branch, dirty.
+        Limits: found up to 3 folders deep under the roots; 500 at most.
         """
         return await git.list_repositories()
 
     @registrar.tool(annotations=READ_ONLY)
     async def git_status(repo_path: RepoPath = None) -> StatusResult:
-        """Show the working tree state: branch, upstream, ahead/behind, staged, unstaged, untracked and conflicted files.
+        """Working tree state: branch, upstream, ahead/behind; staged, unstaged, untracked, conflicted files.
 
         Use when: before committing, or to see what changed locally.
-        Not for: the content of changes — use git_diff.
-        Returns: structured lists of file changes with git's status letters.
-        Limits: each list is cut at 300 entries (truncated says so).
+        Not for: the changes themselves (git_diff).
+        Returns: file lists with git's status letters.
+        Limits: 300 entries per list (truncated says so).
         """
         return await git.run(repo_path, GitOperations.status)
 
     @registrar.tool(annotations=READ_ONLY)
     async def git_log(
         repo_path: RepoPath = None,
-        max_count: Annotated[
-            int | None,
-            Field(description="Commits to return (default 50, at most 1000; -1 means as many as allowed)."),
-        ] = None,
-        skip: Annotated[int, Field(description="Commits to skip (for paging: pass next_skip).", ge=0)] = 0,
-        revision_range: Annotated[
-            str | None, Field(description="A revision or range such as main..feature.")
-        ] = None,
+        max_count: Annotated[int | None, optional("integer", "-1: as many as allowed.")] = None,
+        skip: Annotated[int, Field(description="Pass next_skip to page.", ge=0)] = 0,
+        revision_range: Annotated[str | None, optional("string", "E.g. main..feature.")] = None,
         paths: Paths = None,
-        author: Annotated[
-            str | None, Field(description="Only commits whose author matches this pattern.")
-        ] = None,
-        since: Annotated[
-            str | None, Field(description="Only commits after this date, e.g. 2024-01-31 or '2 weeks ago'.")
-        ] = None,
-        until: Annotated[str | None, Field(description="Only commits before this date.")] = None,
-        grep: Annotated[
-            str | None, Field(description="Only commits whose message matches this pattern.")
-        ] = None,
+        author: Annotated[str | None, optional("string", "Pattern.")] = None,
+        since: Annotated[str | None, optional("string", "Date, e.g. 2024-01-31 or '2 weeks ago'.")] = None,
+        until: Annotated[str | None, optional("string", "Date.")] = None,
+        grep: Annotated[str | None, optional("string", "Pattern the message matches.")] = None,
         fields: Annotated[
             list[CommitField] | None,
-            Field(
-                description="Commit fields to return (sha is always included). Default: sha, date, author, "
-                "subject. Add email or parents when needed; ['sha', 'subject'] is the cheapest.",
+            optional(
+                "array",
+                "Besides sha; default date, author, subject.",
+                items={"enum": list(get_args(CommitField))},
             ),
         ] = None,
     ) -> LogResult:
-        """List commits, newest first, optionally filtered by range, path, author, date or message.
+        """List commits, newest first, filtered by range, paths, author, date or message.
 
-        Use when: finding when or by whom something changed, or reviewing recent history.
-        Not for: a commit's changes — use git_show.
-        Returns: commits with sha, ISO date, author and subject (choose others with fields: email, parents);
-        next_skip when more match.
-        Limits: 50 commits by default, 1000 per call at most; page with skip=next_skip.
+        Use when: finding when or by whom something changed, or reading recent history.
+        Not for: a commit's changes (git_show).
+        Returns: commits (sha and the fields asked for); next_skip when more match.
+        Limits: 50 commits by default, 1000 at most; page with skip=next_skip.
         """
         result = await git.run(
             repo_path,
@@ -110,27 +101,22 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
     @registrar.tool(annotations=READ_ONLY)
     async def git_diff(
         repo_path: RepoPath = None,
-        staged: Annotated[bool, Field(description="Staged changes instead of unstaged ones.")] = False,
+        staged: Annotated[bool, Field(description="Staged changes instead of unstaged.")] = False,
         base: Annotated[
-            str | None, Field(description="Compare this revision (with target, or with the working tree).")
+            str | None, optional("string", "Revision; compared with target or the work tree.")
         ] = None,
-        target: Annotated[str | None, Field(description="Second revision to compare base with.")] = None,
+        target: Text = None,
         paths: Paths = None,
-        context_lines: Annotated[
-            int, Field(description="Unchanged lines around each change.", ge=0, le=50)
-        ] = 3,
-        mode: Annotated[
-            Literal["patch", "stat", "name_only"],
-            Field(description="patch: the diff; stat: per-file line counts; name_only: just the files."),
-        ] = "patch",
+        context_lines: Annotated[int, Field(ge=0, le=50)] = 3,
+        mode: Literal["patch", "stat", "name_only"] = "patch",
     ) -> DiffResult:
-        """Show changes: unstaged (default), staged, or between revisions, as a patch or a summary.
+        """Show changes — unstaged, staged, or between base and target — as a patch, line counts or names.
 
-        Use when: reviewing what changed before a commit, or between two revisions.
-        Not for: one commit's changes — git_show is simpler.
-        Returns: the changed files with status and line counts, and in patch mode the unified diff.
-        Limits: each file's patch is cut at 12,000 characters and the whole at 60,000, with a note naming
-        what was cut; the file list stays complete. Use mode='stat' first on big changes, then paths.
+        Use when: reviewing changes before a commit, or between two revisions.
+        Not for: one commit's changes (git_show is simpler).
+        Returns: the changed files with status and line counts; in patch mode the unified diff.
+        Limits: the patch is cut at 12,000 characters per file and 60,000 in all, with a note naming the
+        cuts; the file list stays complete. On big changes use mode='stat' first, then paths.
         """
         return await git.run(
             repo_path,
@@ -147,24 +133,18 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
 
     @registrar.tool(annotations=READ_ONLY)
     async def git_show(
-        revision: Annotated[
-            str, Field(description="A commit (HEAD, a sha, a tag) or REV:PATH for a file's content.")
-        ] = "HEAD",
-        path: Annotated[
-            str | None, Field(description="Show this file's content at the revision instead of the commit.")
-        ] = None,
-        offset: Annotated[
-            int, Field(description="For file content: the character to start from (next_offset).", ge=0)
-        ] = 0,
+        revision: Annotated[str, Field(description="Commit, tag, HEAD~2…, or REV:PATH for a file.")] = "HEAD",
+        path: Annotated[str | None, optional("string", "Show this file as of the revision.")] = None,
+        offset: Annotated[int, Field(description="Where file content resumes (next_offset).", ge=0)] = 0,
         repo_path: RepoPath = None,
     ) -> ShowResult:
-        """Show a commit (message, files with line counts, patch) or a file's content at a revision.
+        """Show a commit (message, files, patch) or a file's content at a revision.
 
-        Use when: inspecting one commit, or reading a file as it was at some revision.
-        Not for: comparing arbitrary revisions — use git_diff.
-        Returns: kind='commit' with the commit, files and patch; or kind='file' with content and size.
-        Limits: patches are cut per file and in total like git_diff; file content is paged 60,000
-        characters at a time (next_offset); binary files are not shown.
+        Use when: inspecting one commit, or reading a file as it was.
+        Not for: comparing revisions (git_diff).
+        Returns: kind='commit' with commit, files and patch; or kind='file' with content and size.
+        Limits: patches cut as in git_diff; content paged 60,000 characters at a time (next_offset);
+        binary files not shown.
         """
         return await git.run(
             repo_path, lambda ops, repo: ops.show(repo, revision=revision, path=path, offset=offset)
@@ -172,20 +152,20 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
 
     @registrar.tool(annotations=READ_ONLY)
     async def git_blame(
-        path: Annotated[str, Field(description="File to blame, relative to the repository top.")],
-        start: Annotated[int | None, Field(description="First line (1-based).", ge=1)] = None,
-        end: Annotated[int | None, Field(description="Last line.", ge=1)] = None,
-        revision: Annotated[
-            str | None, Field(description="Blame as of this revision (default: working tree).")
+        path: Annotated[str, Field(description="Relative to the repository top.")],
+        start: Annotated[
+            int | None, Field(ge=1), optional("integer", "First line, from 1.", minimum=1)
         ] = None,
+        end: Annotated[int | None, Field(ge=1), optional("integer", "Last line.", minimum=1)] = None,
+        revision: Annotated[str | None, optional("string", "Instead of the working tree.")] = None,
         repo_path: RepoPath = None,
     ) -> BlameResult:
         """Show who last changed each line of a file, and in which commit.
 
-        Use when: finding the origin of specific lines.
-        Not for: a file's whole history — use git_log with paths.
-        Returns: per line: number, commit sha, author, date (unix time), commit summary and the text.
-        Limits: 500 lines per call; give start/end for a range and continue from the note.
+        Use when: finding where specific lines come from.
+        Not for: a file's whole history (git_log with paths).
+        Returns: per line: number, sha, author, date (unix time), commit summary, text.
+        Limits: 500 lines per call; give start/end and continue where the note says.
         """
         return await git.run(
             repo_path, lambda ops, repo: ops.blame(repo, path=path, start=start, end=end, revision=revision)
@@ -193,16 +173,16 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
 
     @registrar.tool(annotations=READ_ONLY)
     async def git_branches(
-        kind: Annotated[Literal["local", "remote", "all"], Field(description="Which branches.")] = "local",
-        contains: Annotated[str | None, Field(description="Only branches that contain this commit.")] = None,
+        kind: Literal["local", "remote", "all"] = "local",
+        contains: Annotated[str | None, optional("string", "A commit they must contain.")] = None,
         repo_path: RepoPath = None,
     ) -> BranchList:
         """List branches with their commit, upstream and last subject; the current one is marked.
 
         Use when: choosing a branch to compare, check out or review.
-        Not for: tags — use git_tags.
-        Returns: name, local/remote, sha, current flag, upstream and subject of each branch.
-        Limits: 300 branches at most.
+        Not for: tags (git_tags).
+        Returns: name, kind, sha, current, upstream, subject.
+        Limits: 300 branches.
         """
         return await git.run(repo_path, lambda ops, repo: ops.branches(repo, kind=kind, contains=contains))
 
@@ -211,31 +191,27 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         """List tags, newest first, with the commit each points to.
 
         Use when: finding releases or versions.
-        Not for: branches — use git_branches.
-        Returns: name, commit sha, date and subject of each tag.
-        Limits: the newest 300 tags.
+        Not for: branches (git_branches).
+        Returns: name, sha, date, subject.
+        Limits: the newest 300.
         """
         return await git.run(repo_path, GitOperations.tags)
 
     @registrar.tool(annotations=READ_ONLY)
     async def git_grep(
-        pattern: Annotated[str, Field(description="Extended regular expression to search for.")],
+        pattern: Annotated[str, Field(description="Extended regular expression.")],
         paths: Paths = None,
-        revision: Annotated[
-            str | None, Field(description="Search this revision instead of the working tree.")
-        ] = None,
+        revision: Annotated[str | None, optional("string", "Instead of the working tree.")] = None,
         ignore_case: bool = False,
-        max_matches: Annotated[
-            int | None, Field(description="Matches to return (default 100, at most 200).", ge=1)
-        ] = None,
+        max_matches: Annotated[int | None, Field(ge=1), optional("integer", minimum=1)] = None,
         repo_path: RepoPath = None,
     ) -> GrepResult:
         """Search tracked files for a pattern.
 
         Use when: finding where something is defined or used.
-        Not for: searching history — use git_log with grep.
-        Returns: matches with path, line number and the line (cut at 500 characters).
-        Limits: 100 matches by default, 200 at most; binary files are skipped.
+        Not for: searching history (git_log with grep).
+        Returns: path, line number and text (cut at 500 characters) of each match.
+        Limits: 100 matches by default, 200 at most; binary files skipped.
         """
         return await git.run(
             repo_path,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field
 
@@ -11,7 +11,7 @@ from dockyard_shared.toolsets import ToolRegistrar
 
 from ..context import GitContext
 from ..models import CommitType, WriteResult
-from .arguments import Paths, RepoPath
+from .arguments import Paths, RepoPath, optional
 
 __all__ = ["register"]
 
@@ -19,46 +19,46 @@ __all__ = ["register"]
 def register(registrar: ToolRegistrar, git: GitContext) -> None:
     @registrar.tool(annotations=ADDITIVE)
     async def git_add(
-        paths: Annotated[list[str], Field(description="Files or folders to stage ('.' for all).")],
+        paths: Annotated[list[str], Field(description="Files or folders; '.' for all.")],
         repo_path: RepoPath = None,
     ) -> WriteResult:
         """Stage files for the next commit.
 
         Use when: preparing a commit.
-        Not for: unstaging — use git_unstage.
+        Not for: unstaging (git_unstage).
         Returns: the new status.
-        Limits: paths must be inside the repository.
+        Limits: paths inside the repository only.
         """
         return await git.run(repo_path, lambda ops, repo: ops.add(repo, paths))
 
     @registrar.tool(annotations=ADDITIVE)
     async def git_unstage(paths: Paths = None, repo_path: RepoPath = None) -> WriteResult:
-        """Remove files from the staging area, keeping their changes in the working tree.
+        """Unstage files, keeping their changes in the working tree.
 
         Use when: something was staged by mistake.
-        Not for: discarding changes — this server never discards work.
+        Not for: discarding changes (never done here).
         Returns: the new status.
-        Limits: all staged files when paths is empty.
+        Limits: no paths: everything staged.
         """
         return await git.run(repo_path, lambda ops, repo: ops.unstage(repo, paths or []))
 
     @registrar.tool(annotations=ADDITIVE)
     async def git_commit(
-        message: Annotated[str, Field(description="The commit message (subject line, optionally a body).")],
+        message: Annotated[str, Field(description="Subject line, then optionally a blank line and a body.")],
         type: Annotated[
             CommitType | None,
-            Field(description="Conventional-commit type; the subject becomes 'type(scope): message'."),
+            optional("string", "Makes the subject 'type(scope)!: message'.", enum=list(get_args(CommitType))),
         ] = None,
-        scope: Annotated[str | None, Field(description="Conventional-commit scope, e.g. 'parser'.")] = None,
-        breaking: Annotated[bool, Field(description="Mark a breaking change ('!').")] = False,
+        scope: Annotated[str | None, optional("string", "E.g. parser.")] = None,
+        breaking: Annotated[bool, Field(description="Adds the '!'.")] = False,
         repo_path: RepoPath = None,
     ) -> WriteResult:
-        """Commit the staged changes.
+        """Commit the staged changes, optionally as a conventional commit.
 
         Use when: the user asked to commit what is staged.
-        Not for: staging — use git_add first.
-        Returns: the new commit and status.
-        Limits: hooks do not run; needs user.name/user.email in the repository's config.
+        Not for: staging (git_add first).
+        Returns: the new commit and the status.
+        Limits: hooks do not run; needs user.name and user.email in the repository's config.
         """
         return await git.run(
             repo_path,
@@ -67,16 +67,16 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
 
     @registrar.tool(annotations=ADDITIVE)
     async def git_create_branch(
-        name: Annotated[str, Field(description="New branch name.")],
-        start_point: Annotated[str | None, Field(description="Where it starts (default HEAD).")] = None,
+        name: str,
+        start_point: Annotated[str | None, optional("string", "A revision; HEAD when omitted.")] = None,
         switch: Annotated[bool, Field(description="Switch to it afterwards.")] = False,
         repo_path: RepoPath = None,
     ) -> WriteResult:
         """Create a branch.
 
         Use when: starting new work.
-        Not for: switching to an existing branch — use git_checkout.
-        Returns: a confirmation (and the status when switching).
+        Not for: switching to an existing branch (git_checkout).
+        Returns: a confirmation, and the status when switching.
         Limits: refuses an existing name.
         """
         return await git.run(
@@ -86,15 +86,15 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
 
     @registrar.tool(annotations=DESTRUCTIVE)
     async def git_checkout(
-        branch: Annotated[str, Field(description="Local branch to switch to.")],
+        branch: Annotated[str, Field(description="A local branch.")],
         repo_path: RepoPath = None,
     ) -> WriteResult:
         """Switch the working tree to another local branch.
 
         Use when: the user asked to work on another branch.
-        Not for: creating branches — use git_create_branch.
+        Not for: creating a branch (git_create_branch).
         Returns: the new status.
-        Limits: refuses when there are uncommitted changes (nothing is ever discarded).
+        Limits: refuses while there are uncommitted changes: nothing is ever discarded.
         """
         return await git.run(repo_path, lambda ops, repo: ops.checkout(repo, branch=branch))
 
@@ -102,16 +102,16 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
     async def git_stash(
         action: Annotated[
             Literal["push", "pop", "list"],
-            Field(description="push: set changes aside; pop: bring the latest back; list."),
+            Field(description="push sets changes aside, pop brings the last back."),
         ],
-        message: Annotated[str | None, Field(description="Label for push.")] = None,
+        message: Annotated[str | None, optional("string", "Label for push.")] = None,
         repo_path: RepoPath = None,
     ) -> WriteResult:
         """Set uncommitted changes aside, bring them back, or list what is set aside.
 
         Use when: switching branches with work in progress.
-        Not for: committing — use git_commit.
-        Returns: the status after push/pop, or the stash entries.
+        Not for: committing (git_commit).
+        Returns: the status after push or pop, or the stash entries.
         Limits: pop keeps the entry when it conflicts.
         """
         return await git.run(repo_path, lambda ops, repo: ops.stash(repo, action=action, message=message))
