@@ -1,0 +1,361 @@
+"""The working tree: the served repositories' state, status and diffs, and the writes (stage, commit,
+branch, switch, stash). Nothing here discards work."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import get_args
+
+from dockyard_shared import (
+    Conflict,
+    InvalidArgument,
+    NotFound,
+    did_you_mean,
+)
+
+from ..models import (
+    CommitType,
+    DiffResult,
+    FileChange,
+    RepositoryInfo,
+    RepositoryList,
+    StatusResult,
+    WriteResult,
+)
+from ..repos import Repository, validate_revision_text
+from .base import _COMMIT_FORMAT, _FIELD, _parse_commits, _submodule_note
+from .history import HistoryOperations
+
+__all__ = ["WorktreeOperations"]
+
+_CONVENTIONAL_TYPES: tuple[str, ...] = get_args(CommitType)
+
+
+class WorktreeOperations(HistoryOperations):
+    def repository_list(self) -> RepositoryList:
+        infos = []
+        for repo in self.repositories.repositories(refresh=True):
+            branch, _ = self._head(repo)
+            dirty = False
+            if not repo.bare:
+                porcelain = self._git(
+                    repo, "status", "--porcelain", "--untracked-files=normal", max_bytes=1, check=False
+                )
+                dirty = bool(porcelain.text.strip()) or porcelain.truncated
+            infos.append(
+                RepositoryInfo(
+                    path=str(repo.path), name=repo.name, bare=repo.bare, branch=branch, dirty=dirty
+                )
+            )
+        return RepositoryList(repositories=infos)
+
+    def status(self, repo: Repository) -> StatusResult:
+        if repo.bare:
+            raise InvalidArgument(f"{repo.name} is a bare repository: it has no working tree to report on.")
+        # dirty: a submodule counts by the commit recorded for it, never by its files (see _submodule_note).
+        output = self._git(
+            repo,
+            "status",
+            "--porcelain=v2",
+            "--branch",
+            "-z",
+            "--untracked-files=normal",
+            "--ignore-submodules=dirty",
+            max_bytes=2_000_000,
+        )
+        branch = head = upstream = None
+        ahead = behind = None
+        staged: list[FileChange] = []
+        unstaged: list[FileChange] = []
+        untracked: list[str] = []
+        conflicted: list[str] = []
+        submodules: list[str] = []
+        entries = output.text.split("\x00")
+        index = 0
+        while index < len(entries):
+            entry = entries[index]
+            index += 1
+            if entry.startswith("# branch.head "):
+                value = entry.removeprefix("# branch.head ")
+                branch = None if value == "(detached)" else value
+            elif entry.startswith("# branch.oid "):
+                value = entry.removeprefix("# branch.oid ")
+                head = None if value == "(initial)" else value
+            elif entry.startswith("# branch.upstream "):
+                upstream = entry.removeprefix("# branch.upstream ")
+            elif entry.startswith("# branch.ab "):
+                plus, minus = entry.removeprefix("# branch.ab ").split()
+                ahead, behind = int(plus), int(minus.lstrip("-"))
+            elif entry.startswith(("1 ", "2 ")):
+                parts = entry.split(" ", 8 if entry[0] == "1" else 9)
+                xy, path = parts[1], parts[-1]
+                original = None
+                if entry[0] == "2":
+                    original = entries[index]
+                    index += 1
+                submodule = parts[2].startswith("S")
+                if submodule:
+                    # The work-tree side would be the submodule's own checked-out commit: never reported.
+                    submodules.append(path)
+                if xy[0] != ".":
+                    staged.append(
+                        FileChange(
+                            path=path, status=xy[0], original_path=original, submodule=submodule or None
+                        )
+                    )
+                if xy[1] != "." and not submodule:
+                    unstaged.append(FileChange(path=path, status=xy[1]))
+            elif entry.startswith("u "):
+                conflicted.append(entry.split(" ", 10)[-1])
+            elif entry.startswith("? "):
+                untracked.append(entry[2:])
+        cap = self.limits.max_list
+        truncated = output.truncated or any(len(x) > cap for x in (staged, unstaged, untracked, conflicted))
+        notes = []
+        if truncated:
+            notes.append(
+                f"Long lists cut to {cap} entries each. Narrow with git_diff(name_only=true, paths=[...])."
+            )
+        if submodules:
+            notes.append(_submodule_note(submodules))
+        note = " ".join(notes) or None
+        return StatusResult(
+            repository=str(repo.path),
+            branch=branch,
+            head=head,
+            upstream=upstream,
+            ahead=ahead,
+            behind=behind,
+            staged=staged[:cap],
+            unstaged=unstaged[:cap],
+            untracked=untracked[:cap],
+            conflicted=conflicted[:cap],
+            truncated=truncated,
+            note=note,
+        )
+
+    def _diff_target(self, repo: Repository, staged: bool, base: str | None, target: str | None) -> list[str]:
+        if base and target:
+            return [self.verify(repo, base, "base"), self.verify(repo, target, "target")]
+        if base:
+            return [self.verify(repo, base, "base")]
+        if target:
+            raise InvalidArgument(
+                "target needs a base too.", next_step="Pass base (and target) to compare two revisions."
+            )
+        return ["--cached"] if staged else []
+
+    def diff(
+        self,
+        repo: Repository,
+        *,
+        staged: bool = False,
+        base: str | None = None,
+        target: str | None = None,
+        paths: Sequence[str] | None = None,
+        context_lines: int = 3,
+        mode: str = "patch",
+    ) -> DiffResult:
+        if repo.bare and not base:
+            raise InvalidArgument(f"{repo.name} is bare: pass base (and target) to compare revisions.")
+        if not 0 <= context_lines <= 50:
+            raise InvalidArgument("context_lines must be between 0 and 50.")
+        where = self._diff_target(repo, staged, base, target)
+        pathspec = ["--", *self._paths(repo, paths)]
+        common = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M"]
+        if where == ["--cached"] or (base and target):
+            # No work tree involved: a submodule's change is its recorded commit ("Subproject commit …").
+            # Against the work tree it would be the submodule's checked-out commit, which is never read.
+            common.append("--ignore-submodules=dirty")
+        files = self._diff_files(repo, common, where, pathspec, counts=mode == "stat")
+        cap = self.limits.max_list
+        if mode != "patch":
+            truncated = len(files) > cap
+            return DiffResult(
+                repository=str(repo.path),
+                mode=mode,  # type: ignore[arg-type]
+                files=files[:cap],
+                truncated=truncated,
+                note=f"{len(files)} files changed; showing {cap}. Narrow with paths." if truncated else None,
+            )
+        patch, cut_files, omitted = self._patch(
+            repo, [*common, f"--unified={context_lines}", *where], pathspec[1:], files
+        )
+        truncated = bool(cut_files or omitted)
+        note = None
+        if truncated:
+            parts = []
+            if cut_files:
+                parts.append(
+                    f"cut per file ({self.limits.max_file_patch_chars} characters each): {', '.join(cut_files[:10])}"
+                )
+            if omitted:
+                parts.append(
+                    f"{omitted} more file(s) not shown (the whole patch is limited to {self.limits.max_patch_chars} characters)"
+                )
+            note = (
+                "Diff truncated — "
+                + "; ".join(parts)
+                + ". The files list is complete. To see more, call git_diff with paths=[one file], or mode='stat' first."
+            )
+        return DiffResult(
+            repository=str(repo.path),
+            mode="patch",
+            files=files[:cap],
+            patch=patch,
+            truncated=truncated,
+            note=note,
+        )
+
+    def add(self, repo: Repository, paths: Sequence[str]) -> WriteResult:
+        self._work_tree(repo)
+        if not paths:
+            raise InvalidArgument(
+                "Name the files to stage.",
+                next_step="Pass paths, e.g. ['src/app.py'] or ['.'] for everything.",
+            )
+        left_out = self._submodules_left_out(repo, ["add"], self._paths(repo, paths))
+        message = f"Staged {len(paths)} path(s)."
+        if left_out:
+            message += f" Submodules left out (never staged here): {', '.join(left_out[:10])}."
+        return WriteResult(repository=str(repo.path), message=message, status=self.status(repo))
+
+    def unstage(self, repo: Repository, paths: Sequence[str]) -> WriteResult:
+        self._work_tree(repo)
+        relative = self._paths(repo, paths) or ["."]
+        if self._head(repo)[1] is None:
+            self._git(repo, "rm", "--cached", "-r", "-q", "--", *relative)
+        else:
+            self._git(repo, "reset", "-q", "HEAD", "--", *relative)
+        return WriteResult(repository=str(repo.path), message="Unstaged.", status=self.status(repo))
+
+    def commit(
+        self,
+        repo: Repository,
+        *,
+        message: str,
+        type: CommitType | None = None,
+        scope: str | None = None,
+        breaking: bool = False,
+    ) -> WriteResult:
+        self._work_tree(repo)
+        text = message.strip()
+        if not text:
+            raise InvalidArgument("The commit message is empty.")
+        if type:
+            if type not in _CONVENTIONAL_TYPES:
+                raise InvalidArgument(
+                    f"Unknown conventional-commit type {type!r}.",
+                    next_step=f"Use one of: {', '.join(_CONVENTIONAL_TYPES)}.",
+                )
+            if scope and not re.fullmatch(r"[\w./-]{1,40}", scope):
+                raise InvalidArgument("scope must be a short word (letters, digits, . / - _).")
+            text = f"{type}{f'({scope})' if scope else ''}{'!' if breaking else ''}: {text}"
+        status = self.status(repo)
+        if not status.staged:
+            raise Conflict(
+                "Nothing is staged, so there is nothing to commit.",
+                next_step="Stage changes with git_add first.",
+            )
+        identity = self._git(repo, "config", "--get", "user.email", check=False).text.strip()
+        if not identity:
+            raise Conflict(
+                "The repository has no committer identity (user.name / user.email in its config).",
+                next_step="Ask the user to set them: git config user.name '…' && git config user.email '…'.",
+            )
+        self.runner.run(
+            repo.git_dir,
+            repo.work_tree,
+            ["commit", "--no-verify", "--no-gpg-sign", "--cleanup=strip", "--file=-"],
+            stdin=text.encode(),
+        )
+        header = self._git(repo, "show", "-s", f"--format={_COMMIT_FORMAT}", "HEAD").text
+        return WriteResult(
+            repository=str(repo.path),
+            message="Committed.",
+            commit=_parse_commits(header, self.limits)[0],
+            status=self.status(repo),
+        )
+
+    def create_branch(
+        self, repo: Repository, *, name: str, start_point: str | None = None, switch: bool = False
+    ) -> WriteResult:
+        validate_revision_text(name, "branch name")
+        check = self._git(repo, "check-ref-format", "--branch", name, check=False)
+        if check.returncode != 0:
+            raise InvalidArgument(
+                f"{name!r} is not a valid branch name.",
+                next_step="Use letters, digits, '-', '_', '/' (no spaces, '..', '~', '^', ':').",
+            )
+        start = self.verify(repo, start_point or "HEAD", "start_point")
+        existing = self._git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{name}", check=False)
+        if existing.returncode == 0:
+            raise Conflict(
+                f"A branch named {name!r} already exists.",
+                next_step="Pick another name, or switch to it with git_checkout.",
+            )
+        self._git(repo, "branch", "--no-track", "--end-of-options", name, start)
+        if switch:
+            return self.checkout(repo, branch=name)
+        return WriteResult(repository=str(repo.path), message=f"Created branch {name} at {start[:12]}.")
+
+    def checkout(self, repo: Repository, *, branch: str) -> WriteResult:
+        self._work_tree(repo)
+        validate_revision_text(branch, "branch")
+        exists = self._git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
+        if exists.returncode != 0:
+            names = [b.name for b in self.branches(repo, kind="local").branches]
+            raise NotFound(
+                f"There is no local branch {branch!r}.", next_step=did_you_mean(branch, names, kind="branch")
+            )
+        status = self.status(repo)
+        if status.staged or status.unstaged or status.conflicted:
+            changed = [c.path for c in status.staged + status.unstaged][:10]
+            raise Conflict(
+                f"The working tree has uncommitted changes ({', '.join(changed)}); switching branches could discard them.",
+                next_step="Commit them (git_add, git_commit) or set them aside with git_stash(action='push'), then switch.",
+            )
+        self._git(repo, "switch", "--no-guess", "--end-of-options", branch)
+        return WriteResult(
+            repository=str(repo.path), message=f"Switched to {branch}.", status=self.status(repo)
+        )
+
+    def stash(self, repo: Repository, *, action: str, message: str | None = None) -> WriteResult:
+        self._work_tree(repo)
+        if action == "list":
+            output = self._git(repo, "stash", "list", "--format=%gd%x1f%s")
+            entries = [line.replace(_FIELD, ": ", 1) for line in output.text.splitlines()][
+                : self.limits.max_list
+            ]
+            return WriteResult(
+                repository=str(repo.path), message=f"{len(entries)} stash entries.", stashes=entries
+            )
+        if action == "push":
+            status = self.status(repo)
+            if not (status.staged or status.unstaged):
+                raise Conflict("There are no changes to stash.", next_step="Nothing to do.")
+            args = ["stash", "push"] + ([f"--message={message}"] if message else [])
+            left_out = self._submodules_left_out(repo, args, [])
+            text = "Changes stashed." + (
+                f" Submodules left out: {', '.join(left_out[:10])}." if left_out else ""
+            )
+            return WriteResult(repository=str(repo.path), message=text, status=self.status(repo))
+        if action == "pop":
+            # --quiet: otherwise pop runs its own `git status` as a child, which reads the config the pop
+            # has just rewritten before our overrides could be recomputed for it.
+            output = self._git(repo, "stash", "pop", "--quiet", check=False)
+            if output.returncode != 0:
+                text = (output.stderr or output.text).strip()
+                if "No stash entries" in text:
+                    raise NotFound(
+                        "There is no stash entry to pop.", next_step="Check with git_stash(action='list')."
+                    )
+                raise Conflict(
+                    f"The stash could not be applied cleanly: {text[-300:]}",
+                    next_step="Resolve the conflicts shown by git_status; the stash entry was kept.",
+                )
+            return WriteResult(
+                repository=str(repo.path), message="Stash applied and dropped.", status=self.status(repo)
+            )
+        raise InvalidArgument(f"Unknown stash action {action!r}.", next_step="Use push, pop or list.")
