@@ -1,10 +1,12 @@
-"""The runner's garbage-collector tuning, which every served process gets before its first request."""
+"""The runner's garbage-collector tuning: paused while a server starts, tuned in the warm-up."""
 
 from __future__ import annotations
 
 import gc
 
-from dockyard_shared.runner import tune_garbage_collector
+import pytest
+
+from dockyard_shared.runner import _start_up_without_collections, tune_garbage_collector
 
 
 def test_start_up_objects_are_frozen_and_young_collections_are_rarer():
@@ -37,4 +39,17 @@ def test_garbage_cycles_made_after_tuning_are_still_collected():
         assert gc.collect() >= 2_000  # the cycles are found: tuning did not switch collection off
     finally:
         gc.unfreeze()
+        gc.set_threshold(*threshold)
+
+
+def test_start_up_pauses_collection_and_resumes_it_even_when_building_fails():
+    threshold = gc.get_threshold()
+    try:
+        with pytest.raises(RuntimeError), _start_up_without_collections():
+            assert not gc.isenabled()
+            raise RuntimeError("a bad flag found while building")
+        assert gc.isenabled()
+        assert gc.get_threshold()[0] > threshold[0]
+    finally:
+        gc.enable()
         gc.set_threshold(*threshold)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from pathlib import Path
 from typing import Annotated
 
 import mcp.types as mt
@@ -17,6 +18,7 @@ from dockyard_shared.confirm import require_confirmation
 from dockyard_shared.runner import ServerEntry, run_server
 from dockyard_shared.server import new_server
 from dockyard_shared.toolsets import Exposure, ToolRegistrar, Toolset, exposure_from, install
+from dockyard_shared.warmup import after_initialize
 
 WORDS = ["alpha", "beta", "gamma", "delta"]
 
@@ -41,6 +43,9 @@ def build(args: argparse.Namespace):
         unavailable={"network": "started with --offline."} if args.offline else None,
     )
     register_resources(server, words)
+    if args.warm_up_file:
+        # The warm-up's proof for tests/shared/test_warmup.py: a file written once it has run.
+        after_initialize(server, lambda: Path(args.warm_up_file).write_text("warmed up"))
     return server
 
 
@@ -166,6 +171,7 @@ def register_resources(server, words: list[str]) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--offset", type=int, default=0, help="added to every sum")
     parser.add_argument("--offline", action="store_true", help="(tests) mark a 'network' toolset unavailable")
+    parser.add_argument("--warm-up-file", default=None, help="(tests) a file the warm-up writes")
 
 
 entry = ServerEntry(

@@ -15,7 +15,8 @@
   :mod:`~dockyard_shared.paths` — blocking work, text written by others, upstream HTTP answers, data folders
 """
 
-from .annotations import ADDITIVE, DESTRUCTIVE, OPEN_WORLD, READ_ONLY, missing_description_sections
+from typing import TYPE_CHECKING, Any
+
 from .budget import (
     BoundedItems,
     BoundedText,
@@ -64,3 +65,18 @@ __all__ = [
     "json_size",
     "missing_description_sections",
 ]
+
+if TYPE_CHECKING:
+    from .annotations import ADDITIVE, DESTRUCTIVE, OPEN_WORLD, READ_ONLY, missing_description_sections
+
+_FROM_ANNOTATIONS = {"ADDITIVE", "DESTRUCTIVE", "OPEN_WORLD", "READ_ONLY", "missing_description_sections"}
+
+
+def __getattr__(name: str) -> Any:
+    # The annotation presets are MCP SDK objects: importing them on first use keeps the SDK out of a
+    # server's entry point (and of `dockyard list`), which only needs the problems.
+    if name in _FROM_ANNOTATIONS:
+        from . import annotations
+
+        return getattr(annotations, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,15 +21,14 @@ errors (:mod:`dockyard_shared.stdio`).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-
-import anyio
+from typing import TYPE_CHECKING
 
 __all__ = [
     "ServerEntry",
@@ -50,21 +49,24 @@ def _quiet_fastmcp() -> None:
     # a stdio server must not write anything but protocol messages to stdout).
     os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
     os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
+    # FastMCP's session-state store (py-key-value, read on every list request) runs every call through
+    # beartype's runtime type checks, instrumented at import: a third of its import time on a client's
+    # first tools/list (bench/startup). Its own switch turns the checks off; the store works the same.
+    os.environ.setdefault("PY_KEY_VALUE_DISABLE_BEARTYPE", "true")
 
 
 _quiet_fastmcp()
 
-from fastmcp import FastMCP  # noqa: E402
-
-from .http import MAX_REQUEST_HEAD_BYTES, HttpOptions, build_http_app, is_loopback  # noqa: E402
-from .http_connections import (  # noqa: E402
-    ConnectionGuard,
-    guarded_protocol,
-    quiet_accept_errors,
-    raise_open_files_limit,
-)
-from .stdio import run_stdio  # noqa: E402
 from .toolsets import Toolset, add_exposure_arguments  # noqa: E402
+
+if TYPE_CHECKING:
+    from fastmcp import FastMCP
+
+    from .http import HttpOptions
+
+# This module is imported by every server's entry point, and so by `dockyard list`: it imports neither
+# FastMCP nor the MCP SDK (nor anyio, nor the HTTP stack), which `run_server` imports once the garbage
+# collector is paused (see `_start_up_without_collections`).
 
 
 @dataclass(frozen=True)
@@ -225,6 +227,8 @@ def configure_logging(level: str) -> None:
 
 
 def http_options(args: argparse.Namespace) -> HttpOptions:
+    from .http import HttpOptions
+
     return HttpOptions(
         host=args.host,
         port=args.port,
@@ -245,6 +249,8 @@ class StartupRefused(Exception):
 
 
 def check_exposure(options: HttpOptions) -> None:
+    from .http import is_loopback
+
     if not is_loopback(options.host) and not options.auth_token:
         raise StartupRefused(
             f"Refusing to serve on {options.host}: a non-loopback address without a token would let "
@@ -273,14 +279,41 @@ def tune_garbage_collector() -> None:
     Freezing what start-up built removes it from every later collection, and a higher first
     threshold makes young collections rarer; reference counting still frees nearly everything at
     once, so memory does not grow.
+
+    The full collection this needs takes ~70 ms on a freshly started server, so the runner does it in
+    the warm-up, after ``initialize`` has been answered (:mod:`dockyard_shared.warmup`).
     """
     gc.collect()
     gc.freeze()
+    raise_young_threshold()
+
+
+def raise_young_threshold() -> None:
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(_YOUNG_GC_THRESHOLD, older, oldest)
 
 
 _YOUNG_GC_THRESHOLD = 10_000  # allocations between young collections (CPython default: 700)
+
+
+@contextmanager
+def _start_up_without_collections() -> Iterator[None]:
+    """No cyclic garbage collection while the server's modules are imported and its tools built.
+
+    Importing FastMCP, the MCP SDK and a server allocates a few hundred thousand objects that all stay
+    alive, and at CPython's default thresholds that start ~300 young and 2 full collections which find
+    almost nothing: ~15% of a server's start-up CPU (measured with bench/startup). Collection resumes,
+    with the higher young threshold, before the first message is read; the one full collection that
+    then pays off runs in the warm-up (:func:`tune_garbage_collector`).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        raise_young_threshold()
+        if was_enabled:
+            gc.enable()
 
 
 async def serve(
@@ -289,15 +322,33 @@ async def serve(
     *,
     prefixed: bool = False,
 ) -> None:
-    """Serve ``servers`` as ``args`` say (stdio for exactly one server, or HTTP)."""
+    """Serve ``servers`` as ``args`` say (stdio for exactly one server, or HTTP), with the warm-up
+    (:mod:`dockyard_shared.warmup`) started once a client's first exchange is over."""
+    from .warmup import WarmUpTrigger, start
+
     _attach_audit_log(servers, getattr(args, "audit_log", None))
-    tune_garbage_collector()
+    raise_young_threshold()
+    trigger = WarmUpTrigger(lambda: start(servers.values(), then=tune_garbage_collector))
+    for server in servers.values():
+        server.add_middleware(trigger)
     if args.transport == "stdio":
+        from .stdio import run_stdio
+
         (server,) = servers.values()
         await run_stdio(server)
         return
 
+    import asyncio
+
     import uvicorn
+
+    from .http import MAX_REQUEST_HEAD_BYTES, build_http_app
+    from .http_connections import (
+        ConnectionGuard,
+        guarded_protocol,
+        quiet_accept_errors,
+        raise_open_files_limit,
+    )
 
     options = http_options(args)
     check_exposure(options)
@@ -345,9 +396,12 @@ def run_server(entry: ServerEntry, argv: Sequence[str] | None = None) -> int:
     args = entry.parser().parse_args(argv)
     configure_logging(args.log_level)
     try:
-        if args.transport == "http":
-            check_exposure(http_options(args))
-        server = entry.build(args)
+        with _start_up_without_collections():
+            if args.transport == "http":
+                check_exposure(http_options(args))
+            server = entry.build(args)
+        import anyio
+
         anyio.run(serve, {entry.name: server}, args)
     except StartupRefused as refusal:
         print(f"dockyard-{entry.name}: {refusal}", file=sys.stderr)

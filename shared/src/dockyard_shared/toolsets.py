@@ -22,11 +22,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-from fastmcp import FastMCP
+from typing import TYPE_CHECKING, Any
 
 from .problems import InvalidArgument
+
+if TYPE_CHECKING:  # Toolset records are read by `dockyard list` and settings modules: no FastMCP import
+    from fastmcp import FastMCP
 
 __all__ = [
     "ALL",

@@ -1,0 +1,108 @@
+"""Work a server defers until it has answered ``initialize``: what its first requests would otherwise pay.
+
+Why: a host shows a server as ready, and starts an agent's turn, once ``initialize`` is answered; a
+library the first message does not need (SQLAlchemy, GitPython, PyGithub, httpx) only delays that answer.
+Such imports are made where the code first needs them, and a server names them here too, so they are
+usually done by the time the model calls a tool (bench/startup measures both: spawn → ``initialize``, and
+each tool's first call against its warm median).
+
+How: ``create_server`` registers blocking callables with :func:`after_initialize` (importing a module,
+opening a connection pool). The runner installs a :class:`WarmUpTrigger`, which calls :func:`start` once
+the first exchange is over: shortly after the first request that follows ``initialize`` has been answered
+(hosts send ``tools/list`` at once, so the warm-up does not compete with it), or a second after
+``initialize`` when nothing follows; over stdio and HTTP alike. One daemon thread then runs, in order:
+the imports FastMCP makes on a client's first list request (:data:`FRAMEWORK_IMPORTS`), every registered
+callable, and the garbage-collector tuning the runner used to do before serving (a full collection costs
+~70 ms on a freshly started server). A failure is logged at debug level and dropped: whatever needed it
+is done again, and reported, on first use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from fastmcp.server.middleware import Middleware, MiddlewareContext
+
+__all__ = ["FRAMEWORK_IMPORTS", "WarmUpTrigger", "after_initialize", "importing", "start"]
+
+log = logging.getLogger("dockyard.warmup")
+
+# FastMCP imports these lazily on a client's first tools/list: its session-state store (read for
+# per-session visibility rules) and jsonref (to inline $ref in schemas).
+FRAMEWORK_IMPORTS = ("key_value.aio.adapters.pydantic", "key_value.aio.stores.memory", "jsonref")
+
+_pending: WeakKeyDictionary[Any, list[Callable[[], object]]] = WeakKeyDictionary()
+
+
+def after_initialize(server: Any, work: Callable[[], object]) -> None:
+    """Run ``work`` (blocking, thread-safe) once ``server`` has answered its first client."""
+    _pending.setdefault(server, []).append(work)
+
+
+def importing(*modules: str) -> Callable[[], None]:
+    """A warm-up step that imports ``modules``: ``after_initialize(server, importing("sqlalchemy"))``."""
+
+    def import_all() -> None:
+        for module in modules:
+            importlib.import_module(module)
+
+    import_all.__qualname__ = f"importing{modules!r}"
+    return import_all
+
+
+def start(servers: Iterable[Any], *, then: Callable[[], None] | None = None) -> threading.Thread:
+    """Start the warm-up of ``servers`` in a daemon thread (each registered step runs once); ``then``
+    runs last."""
+    steps = [importing(*FRAMEWORK_IMPORTS)]
+    for server in servers:
+        steps += _pending.pop(server, [])
+    if then is not None:
+        steps.append(then)
+    thread = threading.Thread(target=_run, args=(steps,), name="dockyard-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def _run(steps: list[Callable[[], object]]) -> None:
+    for step in steps:
+        try:
+            step()
+        except Exception as error:  # first use does it again, and reports it
+            log.debug("warm-up step %s failed: %s", getattr(step, "__qualname__", step), error)
+    log.debug("warm-up done")
+
+
+class WarmUpTrigger(Middleware):
+    """Calls ``begin`` once: :data:`AFTER_FIRST_REQUEST` seconds after the first request that follows
+    ``initialize`` has been answered (the reply is written by then), or :data:`AFTER_INITIALIZE` seconds
+    after ``initialize`` when no other request comes. One trigger may serve several servers (``dockyard
+    serve all``): the first exchange on any of them starts the warm-up of all."""
+
+    AFTER_FIRST_REQUEST = 0.05
+    AFTER_INITIALIZE = 1.0
+
+    def __init__(self, begin: Callable[[], object]) -> None:
+        self._begin = begin
+        self._fired = False
+        self._timer: asyncio.TimerHandle | None = None
+
+    async def on_request(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
+        result = await call_next(context)
+        if not self._fired:
+            loop = asyncio.get_running_loop()
+            if context.method != "initialize":
+                loop.call_later(self.AFTER_FIRST_REQUEST, self._fire)
+            elif self._timer is None:
+                self._timer = loop.call_later(self.AFTER_INITIALIZE, self._fire)
+        return result
+
+    def _fire(self) -> None:
+        if not self._fired:
+            self._fired = True
+            self._begin()
