@@ -45,6 +45,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--git-timeout", type=float, default=20.0, metavar="SECONDS", help="time limit per git process"
     )
+    group.add_argument(
+        "--git-memory",
+        type=int,
+        default=1024,
+        metavar="MIB",
+        help="address-space limit per git process, in MiB (default 1024)",
+    )
+    group.add_argument(
+        "--git-cpu",
+        type=int,
+        default=None,
+        metavar="SECONDS",
+        help="CPU-time limit per git process (default: the --git-timeout)",
+    )
 
 
 def build(args: argparse.Namespace):

@@ -98,7 +98,9 @@ class Workspace:
     @classmethod
     def under(cls, roots: tuple, settings: Settings) -> Workspace:
         # A runner per set of roots: it confines every git call to the roots it was given.
-        runner = GitRunner(timeout_s=settings.git_timeout_s)
+        runner = GitRunner(
+            timeout_s=settings.git_timeout_s, memory_mb=settings.git_memory_mb, cpu_s=settings.git_cpu_s
+        )
         repositories = RepositorySet(list(roots), runner)
         return cls(repositories, GitOperations(repositories, runner, settings.limits))
 

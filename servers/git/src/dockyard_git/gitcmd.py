@@ -29,18 +29,14 @@ Every git process gets:
 
 from __future__ import annotations
 
-import contextvars
 import errno
+import math
 import os
 import re
-import selectors
 import shlex
 import shutil
-import signal
-import subprocess
 import tempfile
 import threading
-import time
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -50,19 +46,9 @@ from pathlib import Path
 from dockyard_shared import Conflict, InvalidArgument, LimitExceeded, NotFound, PermissionDenied
 
 from .layout import EMPTY_HOME, Layout, Layouts
-
-try:
-    import resource
-except ImportError:  # pragma: no cover - not on this platform
-    resource = None  # type: ignore[assignment]
+from .process import ProcessLimits, run_bounded, running_processes
 
 __all__ = ["GitOutput", "GitRunner", "running_processes"]
-
-# The git processes started on behalf of the current tool call (the list is shared with the worker
-# thread that runs the call), so a cancelled request can kill them instead of waiting for the timeout.
-running_processes: contextvars.ContextVar[list[subprocess.Popen] | None] = contextvars.ContextVar(
-    "running_processes", default=None
-)
 
 # Commands that write no work-tree file and no config: they may run side by side in one repository.
 _SHARED_COMMANDS = frozenset(
@@ -90,14 +76,8 @@ _SHARED_COMMANDS = frozenset(
     }
 )
 
-# What of git's stderr is kept: enough for any error message; the rest is read and dropped.
-_MAX_STDERR_BYTES = 65_536
-
 DEFAULT_MEMORY_MB = 1024
 
-# How git says it ran out of address space: malloc ("Out of memory, malloc failed"), mmap ("Cannot allocate
-# memory"), the regex compiler ("Memory exhausted").
-_OUT_OF_MEMORY = ("out of memory", "cannot allocate memory", "memory exhausted")
 _GATEKEEPER_REFUSAL = "dockyard-git: refused to start git in another repository"
 
 _GATEKEEPER = """#!/bin/sh
@@ -117,21 +97,6 @@ class GitOutput:
     truncated: bool  # stopped at the output budget; the process was killed
     returncode: int | None
     stderr: str
-
-
-class _GitProcess(subprocess.Popen):
-    """A git process leading its own process group: a signal to it reaches whatever it started too."""
-
-    signalled = False  # by us: a kill past the deadline or the budget, or on cancellation
-
-    def send_signal(self, sig: int) -> None:
-        self.poll()
-        if self.returncode is None:
-            self.signalled = True
-            try:
-                os.killpg(self.pid, sig)
-            except ProcessLookupError:
-                pass
 
 
 def _without_submodules(args: Sequence[str]) -> list[str]:
@@ -156,24 +121,6 @@ def _without_submodules(args: Sequence[str]) -> list[str]:
     if command in ("switch", "checkout"):
         flags.append("--quiet")  # otherwise it lists local changes, asking each submodule whether it is dirty
     return [command, *flags, *rest]
-
-
-def _limit_problem(process: _GitProcess, stderr: str, memory_mb: int, cpu_s: int) -> LimitExceeded | None:
-    """The problem when git stopped because it ran out of its memory or CPU-time limit, else None."""
-    returncode = process.returncode
-    # SIGXCPU at the soft CPU limit; SIGKILL at the hard one, a second later, unless the kill was ours.
-    if returncode == -signal.SIGXCPU or (returncode == -signal.SIGKILL and not process.signalled):
-        return LimitExceeded(
-            f"git used more than its {cpu_s} s of CPU time and was stopped.",
-            next_step="Narrow the request: a simpler pattern, a path filter, a revision range or a smaller max_count.",
-        )
-    lowered = stderr.lower()
-    if returncode and any(marker in lowered for marker in _OUT_OF_MEMORY):
-        return LimitExceeded(
-            f"git ran out of its memory limit ({memory_mb} MiB of address space) and was stopped.",
-            next_step="Narrow the request: a simpler pattern, fewer or smaller files (paths), or a smaller range.",
-        )
-    return None
 
 
 class _SharedExclusive:
@@ -228,13 +175,14 @@ class GitRunner:
     ) -> None:
         self.timeout_s = timeout_s
         self.git = git or shutil.which("git") or "git"
-        self.memory_mb = memory_mb
-        self.cpu_s = cpu_s or max(1, int(timeout_s + 0.999))  # by default, as much CPU as wall-clock time
+        # By default as much CPU time as wall-clock time (grep's threads can spend it faster).
+        self.limits = ProcessLimits(memory_mb, cpu_s or max(1, math.ceil(timeout_s)))
         # Pack files are mapped in windows (1 GiB each by default on 64-bit): keep them well inside the limit.
         window_mb = max(1, min(64, memory_mb // 8))
         self._layouts = Layouts(
             git=self.git,
             timeout_s=timeout_s,
+            limits=self.limits,
             extra_overrides={
                 "core.packedGitWindowSize": f"{window_mb}m",
                 "core.packedGitLimit": f"{max(2 * window_mb, memory_mb // 2)}m",
@@ -343,17 +291,6 @@ class GitRunner:
                 del env["GIT_LITERAL_PATHSPECS"]
             return self._run_process(git_dir, work_tree, args, env, max_bytes, timeout_s, check, stdin)
 
-    def _bound(self, process: subprocess.Popen) -> None:
-        """Give a just-started git its address-space and CPU-time limits (children inherit them)."""
-        if resource is None or not hasattr(resource, "prlimit"):
-            return
-        memory = self.memory_mb * 1024 * 1024
-        try:
-            resource.prlimit(process.pid, resource.RLIMIT_AS, (memory, memory))
-            resource.prlimit(process.pid, resource.RLIMIT_CPU, (self.cpu_s, self.cpu_s + 1))
-        except (ProcessLookupError, PermissionError):
-            pass  # it has already finished
-
     def _run_process(
         self,
         git_dir: Path,
@@ -367,14 +304,14 @@ class GitRunner:
     ) -> GitOutput:
         timeout = timeout_s or self.timeout_s
         try:
-            process = _GitProcess(
+            finished = run_bounded(
                 self.command(args),
                 cwd=str(work_tree or git_dir),
                 env=env,
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,  # its own process group, so a kill reaches what it started
+                limits=self.limits,
+                timeout_s=timeout,
+                max_bytes=max_bytes,
+                stdin=stdin,
             )
         except OSError as error:
             if error.errno == errno.E2BIG:  # the kernel's limit on one argument (128 KiB) or all of them
@@ -384,72 +321,38 @@ class GitRunner:
                     next_step="Use a shorter pattern or filter, or fewer paths per call.",
                 ) from None
             raise
-        self._bound(process)
-        tracked = running_processes.get()
-        if tracked is not None:
-            tracked.append(process)
-        # One thread watches both pipes and the deadline: no timer or reader thread per git process
-        # (they cost as much as a short `git status`), and stderr is drained as it comes, so a chatty git
-        # can never block on a full stderr pipe while we wait on stdout.
-        deadline = time.monotonic() + timeout
-        chunks: list[bytes] = []
-        stderr_chunks: list[bytes] = []
-        size = stderr_size = 0
-        truncated = expired = False
-        try:
-            if stdin is not None:
-                process.stdin.write(stdin)
-                process.stdin.close()
-            with selectors.DefaultSelector() as selector:
-                selector.register(process.stdout, selectors.EVENT_READ, "out")
-                selector.register(process.stderr, selectors.EVENT_READ, "err")
-                while selector.get_map() and not truncated:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        expired = True
-                        break
-                    for key, _ in selector.select(remaining):
-                        chunk = os.read(key.fd, 65536)
-                        if not chunk:
-                            selector.unregister(key.fileobj)
-                        elif key.data == "out":
-                            chunks.append(chunk)
-                            size += len(chunk)
-                            if size > max_bytes:
-                                truncated = True
-                                break
-                        elif stderr_size < _MAX_STDERR_BYTES:
-                            stderr_chunks.append(chunk)
-                            stderr_size += len(chunk)
-            if truncated or expired:
-                process.kill()
-            process.wait()
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            process.stdout.close()
-            process.stderr.close()
-        stderr = b"".join(stderr_chunks)[:_MAX_STDERR_BYTES].decode("utf-8", "replace")
-        data = b"".join(chunks)[:max_bytes] if truncated else b"".join(chunks)
-        if expired and not truncated:
+        if finished.expired:
             raise LimitExceeded(
                 f"git took longer than {timeout:.0f} s and was stopped.",
                 next_step="Narrow the request: a revision range, a path filter or a smaller max_count.",
             )
-        if not truncated:
-            limited = _limit_problem(process, stderr, self.memory_mb, self.cpu_s)
-            if limited is not None:
-                raise limited
-            if _GATEKEEPER_REFUSAL in stderr:
-                raise PermissionDenied(
-                    f"git {args[0]} tried to start git inside a submodule, which this server never allows "
-                    "(a submodule's own config could run commands).",
-                    next_step="Name paths outside the submodules, or ask the user to run this command.",
-                )
-        if check and not truncated and process.returncode != 0:
-            raise _problem_from_stderr(args, stderr)
-        return GitOutput(data.decode("utf-8", "replace"), truncated, process.returncode, stderr)
+        if finished.out_of_cpu:
+            raise LimitExceeded(
+                f"git used more than its {self.limits.cpu_s} s of CPU time and was stopped.",
+                next_step="Narrow the request: a simpler pattern, a path filter, a revision range or a "
+                "smaller max_count.",
+            )
+        if finished.out_of_memory:
+            raise LimitExceeded(
+                f"git ran out of its memory limit ({self.limits.memory_mb} MiB of address space) and "
+                "was stopped.",
+                next_step="Narrow the request: a simpler pattern, fewer or smaller files (paths), or a "
+                "smaller range.",
+            )
+        if _GATEKEEPER_REFUSAL in finished.stderr:
+            raise PermissionDenied(
+                f"git {args[0]} tried to start git inside a submodule, which this server never allows "
+                "(a submodule's own config could run commands).",
+                next_step="Name paths outside the submodules, or ask the user to run this command.",
+            )
+        if check and not finished.truncated and finished.returncode != 0:
+            raise _problem_from_stderr(args, finished.stderr)
+        return GitOutput(
+            finished.stdout.decode("utf-8", "replace"),
+            finished.truncated,
+            finished.returncode,
+            finished.stderr,
+        )
 
 
 def _problem_from_stderr(args: Sequence[str], stderr: str):

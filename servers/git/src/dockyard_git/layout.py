@@ -29,12 +29,13 @@ import os
 import pwd
 import re
 import stat
-import subprocess
 import tempfile
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+
+from .process import Finished, ProcessLimits, run_bounded
 
 __all__ = ["EMPTY_HOME", "Layout", "Layouts"]
 
@@ -165,6 +166,7 @@ _MAX_OBJECT_FOLDER_ENTRIES = 100_000
 # Submodule git directories under modules/ (nested ones included) and linked worktrees under worktrees/.
 _MAX_OTHER_GIT_DIRS = 1_000
 _MAX_MODULES_DEPTH = 16  # folders between modules/ and a git directory (a submodule's name may hold '/')
+_MAX_CONFIG_LISTING_BYTES = 16_000_000  # what `git config --list` of one file may print
 _FAN_OUT = re.compile(r"[0-9a-f]{2}")
 # A file changed less than this before its stat was taken may change again without its stat changing
 # (file system timestamps are coarse): such a signature is not cached.
@@ -181,7 +183,9 @@ class Layout:
     environment: dict[str, str]  # GIT_COMMON_DIR and every GIT_CONFIG_* override, for any command
     read_environment: dict[str, str]  # the same with only the overrides a read-only command needs
     refusal: str | None  # why the repository may not be used, or None
-    object_dirs: tuple[str, ...] = ()  # the object stores git reads, for the loose-object check
+    # The loose-object folders (objects/ab) of every object store git reads. The listing of each objects/
+    # folder is in the signature, so this list holds as long as the layout does.
+    fan_out: tuple[str, ...] = ()
 
 
 # _stamp's mode for a folder whose list of entries matters (objects, objects/pack): its times change
@@ -368,9 +372,17 @@ def _other_git_dirs(common_dir: str, watched: list) -> tuple[list[str], list[str
 class Layouts:
     """The cached :class:`Layout` of each git directory (thread-safe)."""
 
-    def __init__(self, *, git: str, timeout_s: float, extra_overrides: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        git: str,
+        timeout_s: float,
+        limits: ProcessLimits,
+        extra_overrides: dict[str, str] | None = None,
+    ) -> None:
         self.git = git
         self.timeout_s = timeout_s
+        self.limits = limits
         self._extra = dict(extra_overrides or {})  # set for every command (the runner's memory settings)
         self._roots: tuple[str, ...] | None = None
         self._layouts: dict[str, Layout] = {}
@@ -397,31 +409,34 @@ class Layouts:
                 with self._lock:
                     self._layouts[git_dir] = layout
         if layout.refusal is None and self._roots is not None:
-            problems = self._loose_problems(layout.object_dirs, self._roots)
+            problems = self._loose_problems(layout.fan_out, self._roots)
             if problems:
                 return replace(layout, refusal=problems[0])
         return layout
 
     # -- loose objects ------------------------------------------------------------------------
 
-    def _loose_problems(self, object_dirs: Sequence[str], roots: Sequence[str]) -> list[str]:
+    def _loose_problems(self, fan_out: Sequence[str], roots: Sequence[str]) -> list[str]:
         """Loose object files that are links leading outside the roots, one fan-out folder at a time:
-        a folder whose listing did not change since it was scanned is not scanned again."""
+        a folder whose listing did not change since it was scanned is not scanned again (one ``stat``)."""
         problems: list[str] = []
-        for objects in object_dirs:
-            for folder in _fan_out_folders(objects):
-                stamp = _stamp(folder, _LISTING)
+        scans = self._loose
+        for folder in fan_out:
+            try:
+                st = os.stat(folder, follow_symlinks=False)
+                stamp = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+            except OSError:
+                continue  # gone (pruned): nothing in it to read
+            cached = scans.get(folder)
+            if cached is not None and cached[0] == stamp:
+                problems += cached[1]
+                continue
+            started = time.time_ns()
+            found = _links_leaving(folder, roots)
+            if max(stamp[1], stamp[2]) < started - _RACY_NS:  # else it may change again unseen
                 with self._lock:
-                    cached = self._loose.get(folder)
-                if cached is not None and cached[0] == stamp:
-                    problems += cached[1]
-                    continue
-                started = time.time_ns()
-                found = _links_leaving(folder, roots)
-                if not _racy(stamp, started):
-                    with self._lock:
-                        self._loose[folder] = (stamp, found)
-                problems += found
+                    scans[folder] = (stamp, found)
+            problems += found
         return problems
 
     # -- computing a layout -------------------------------------------------------------------
@@ -476,7 +491,7 @@ class Layouts:
             _override_environment(common_dir, {**FIXED_OVERRIDES, **per_driver, **self._extra}),
             _override_environment(common_dir, {**read_overrides, **per_driver, **self._extra}),
             refusals[0] if refusals else None,
-            tuple(dict.fromkeys(object_dirs)),
+            tuple(folder for objects in dict.fromkeys(object_dirs) for folder in _fan_out_folders(objects)),
         )
 
     def _confinement_problems(
@@ -595,16 +610,13 @@ class Layouts:
     def _list_config(self, path: str) -> tuple[list[tuple[str, str | None]], str | None]:
         """(name, value) of each entry of one config file, includes not followed."""
         try:
-            listing = subprocess.run(
-                [self.git, "config", "--file", path, "--null", "--list"],
-                capture_output=True,
-                timeout=self.timeout_s,
-                env=listing_environment(),
-                cwd=EMPTY_HOME,
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired:
+            listing = self._git_alone(["config", "--file", path, "--null", "--list"])
+        except OSError:
+            return [], f"its config file {path} could not be read"
+        if listing.expired or listing.out_of_cpu:
             return [], f"its config file {path} could not be read in time"
+        if listing.truncated or listing.out_of_memory:
+            return [], f"its config file {path} is too large"
         # A file git cannot parse makes git fail as soon as it reads it: the entries before the bad line
         # are all that could ever take effect.
         entries = []
@@ -613,6 +625,17 @@ class Layouts:
                 name, newline, value = record.partition(b"\n")
                 entries.append((os.fsdecode(name), os.fsdecode(value) if newline else None))
         return entries, None
+
+    def _git_alone(self, args: list[str]) -> Finished:
+        """git run outside any repository (reading one config file, or its own exec path), bounded."""
+        return run_bounded(
+            [self.git, *args],
+            cwd=EMPTY_HOME,
+            env=listing_environment(),
+            limits=self.limits,
+            timeout_s=self.timeout_s,
+            max_bytes=_MAX_CONFIG_LISTING_BYTES,
+        )
 
     def _include_target(self, including: str, value: str) -> str | None:
         """The file an include names, spelled as git spells it (``interpolate_path``, then relative)."""
@@ -636,16 +659,8 @@ class Layouts:
         """git's installation prefix (``%(prefix)/`` in an include): two levels above its exec path."""
         if self._system_prefix is None:
             try:
-                exec_path = subprocess.run(
-                    [self.git, "--exec-path"],
-                    capture_output=True,
-                    text=True,
-                    timeout=self.timeout_s,
-                    env=listing_environment(),
-                    cwd=EMPTY_HOME,
-                    stdin=subprocess.DEVNULL,
-                ).stdout.strip()
-            except subprocess.TimeoutExpired:
+                exec_path = self._git_alone(["--exec-path"]).stdout.decode("utf-8", "replace").strip()
+            except OSError:
                 exec_path = ""
             self._system_prefix = os.path.dirname(os.path.dirname(exec_path)) if exec_path else "/usr"
         return self._system_prefix

@@ -50,6 +50,8 @@ class Settings:
     github_token_env: str = "GITHUB_TOKEN"
     github_api_url: str = "https://api.github.com"
     git_timeout_s: float = 20.0
+    git_memory_mb: int = 1024  # address space of each git process (RLIMIT_AS)
+    git_cpu_s: int | None = None  # CPU time of each git process (RLIMIT_CPU); None: as --git-timeout
     limits: Limits = field(default_factory=Limits)
 
 
@@ -65,6 +67,10 @@ def settings_from(args: argparse.Namespace) -> Settings:
             )
     if args.git_timeout <= 0:
         raise InvalidArgument("--git-timeout must be positive.")
+    if args.git_memory < 32:
+        raise InvalidArgument("--git-memory must be at least 32 (MiB): git needs about that much to work.")
+    if args.git_cpu is not None and args.git_cpu < 1:
+        raise InvalidArgument("--git-cpu must be at least 1 (second).")
     exposure = exposure_from(args)
     return Settings(
         roots=roots,
@@ -73,6 +79,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         github_token_env=args.github_token_env,
         github_api_url=args.github_api_url,
         git_timeout_s=args.git_timeout,
+        git_memory_mb=args.git_memory,
+        git_cpu_s=args.git_cpu,
     )
 
 

@@ -29,6 +29,7 @@ from ..models import (
     Tag,
     TagList,
 )
+from ..patterns import check_pattern
 from ..repos import Repository
 from ..settings import Limits
 from ..worktree_links import LinkedFolders
@@ -113,7 +114,11 @@ class HistoryOperations(Plumbing):
             if value:
                 if "\x00" in value or "\n" in value:
                     raise InvalidArgument(f"{flag[2:]} may not contain NUL or newline characters.")
+                if flag in ("--author", "--grep"):
+                    check_pattern(value, what=flag[2:], extended=False)
                 args.append(f"{flag}={value}")
+        if author or grep:
+            args.append("--basic-regexp")  # what check_pattern checked, whatever a config chooses
         args += ["--end-of-options"]
         args += self._range(repo, revision_range) if revision_range else []
         args += ["--", *self._paths(repo, paths)]
@@ -373,6 +378,7 @@ class HistoryOperations(Plumbing):
     ) -> GrepResult:
         if not pattern or "\x00" in pattern or "\n" in pattern:
             raise InvalidArgument("pattern must be a non-empty single line.")
+        check_pattern(pattern, what="pattern", extended=True)
         limit = min(max_matches or self.limits.default_grep_matches, self.limits.max_grep_matches)
         args = ["grep", "-n", "-I", "--no-color", "--full-name", "-E", "--null"]
         if ignore_case:
