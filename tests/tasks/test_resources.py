@@ -25,7 +25,7 @@ async def test_resources_and_templates(sqlite_url, era):
     assert templates == {"project://{key}", "task://{task_id}"}
     assert project["project"]["name"] == "Website relaunch" and project["total"] == 9
     assert "by_project" not in project and summary["by_project"]["TASK"]["total"] == 9
-    assert (summary["overdue"], summary["blocked"], summary["waiting"]) == (1, 1, 2)
+    assert (summary["overdue"], summary["blocked"]) == (1, 1)
     assert task["id"] == "TASK-3" and task["comments"][0]["author"] == "carol"
 
 

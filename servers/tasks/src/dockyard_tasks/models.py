@@ -192,7 +192,6 @@ class Summary(BaseModel):
     by_project: dict[str, dict[str, int]] | None = None
     overdue: int = Field(description="open tasks whose due date has passed")
     blocked: int = Field(description="tasks in status blocked")
-    waiting: int = Field(description="open tasks with at least one open blocker")
     revision: int = Field(description="the change-feed revision this summary reflects")
     note: str | None = None
 

@@ -1,6 +1,6 @@
 """Resources and completions: the summary (the seed's URI), one per project, one per task.
 
-* ``project://tasks/summary`` — totals by status, assignee and project, overdue, blocked, waiting;
+* ``project://tasks/summary`` — totals by status, assignee and project, overdue, blocked;
 * ``project://{key}`` — the same for one project, with the project itself (each project is also listed,
   so a client sees projects come and go);
 * ``task://{task_id}`` — one task with its comments and history, as get_task returns it.
@@ -69,12 +69,12 @@ async def project_summary(store: TaskStore, key: str) -> dict:
 def register(server: FastMCP, store: TaskStore) -> None:
     @server.resource(SUMMARY_URI, mime_type=JSON)
     async def summary() -> dict:
-        """Every task counted: total, by_status, by_assignee, by_project, overdue, blocked, waiting."""
+        """Every task counted: total, by_status, by_assignee, by_project, overdue, blocked."""
         return (await run_in_thread(store.summary)).model_dump(exclude_none=True)
 
     @server.resource("project://{key}", mime_type=JSON)
     async def project(key: str) -> dict:
-        """One project and its summary: totals by status and assignee, overdue, blocked, waiting."""
+        """One project and its summary: totals by status and assignee, overdue, blocked."""
         return await project_summary(store, key)
 
     @server.resource("task://{task_id}", mime_type=JSON)

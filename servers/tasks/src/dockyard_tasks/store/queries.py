@@ -110,6 +110,12 @@ def task_ids(session: Session, ids: list[int]) -> dict[int, str]:
     return {row[0]: format_task_id(row[1], row[2]) for row in rows}
 
 
+def project_keys_of(session: Session, project_ids: set[int]) -> dict[int, str]:
+    if not project_ids:
+        return {}
+    return dict(session.execute(select(Project.id, Project.key).where(Project.id.in_(project_ids))).all())
+
+
 def related(session: Session, condition: Any, *, limit: int | None = None) -> list[RelatedTask]:
     statement = (
         select(Project.key, Task.number, Task.title, Task.status)
@@ -234,9 +240,11 @@ def list_tasks(
     session: Session, query: TaskFilter, *, limit: int, max_chars: int, full: bool, cursor: str | None
 ) -> TaskPage:
     columns, descending = _sort_columns(query.sort)
+    # No join with projects here: SQLite would then drive the query from the 20 projects and scan every
+    # task of each; the keys of the page's projects are looked up afterwards instead.
     statement = select(
         Task.id,
-        Project.key,
+        Task.project_id,
         Task.number,
         Task.title,
         Task.status,
@@ -245,7 +253,7 @@ def list_tasks(
         Task.due_date,
         Task.updated_at,
         *([Task.description, Task.parent_id, Task.version, Task.created_at] if full else []),
-    ).join(Project, Project.id == Task.project_id)
+    )
     statement = _filtered(session, query, statement)
     if cursor:
         state = decode_cursor(cursor, tool="list_tasks")
@@ -259,6 +267,7 @@ def list_tasks(
         statement = statement.where(after < key if descending else after > key)
     order = [c.desc() for c in columns] if descending else columns
     rows = session.execute(statement.order_by(*order).limit(limit + 1)).all()
+    keys = project_keys_of(session, {row.project_id for row in rows})
     labels: dict[int, list[str]] = {}
     parents: dict[int, str] = {}
     if full and rows:
@@ -271,7 +280,7 @@ def list_tasks(
 
     def to_row(row: Any) -> TaskRow:
         task = TaskRow(
-            id=format_task_id(row.key, row.number),
+            id=format_task_id(keys[row.project_id], row.number),
             title=row.title,
             status=row.status,
             priority=priority_name(row.priority),
@@ -493,58 +502,47 @@ def current_revision(session: Session) -> int:
 
 
 def summary(session: Session, *, today: date, project: str | None, max_groups: int) -> Summary:
-    """Totals by status, assignee and project, overdue, blocked and waiting: all by SQL aggregation."""
+    """Totals by status, assignee and project, and overdue: all by SQL aggregation.
+
+    One grouped scan of the (project_id, status, assignee) index gives every count; the groups (at most
+    projects × statuses × assignees) are folded here. Overdue is a range of the (status, due_date) index.
+    """
     scope = []
     if project is not None:
         scope.append(Task.project_id == find_project(session, project).id)
-    by_status = {status: 0 for status in STATUSES}
-    for status, count in session.execute(
-        select(Task.status, func.count()).where(*scope).group_by(Task.status)
-    ):
-        by_status[status] = count
-    assignees = session.execute(
-        select(Task.assignee, func.count().label("n"))
+    groups = session.execute(
+        select(Task.project_id, Task.status, Task.assignee, func.count())
         .where(*scope)
-        .group_by(Task.assignee)
-        .order_by(func.count().desc(), Task.assignee)
-        .limit(max_groups + 1)
+        .group_by(Task.project_id, Task.status, Task.assignee)
     ).all()
-    by_assignee = {name or "": count for name, count in assignees[:max_groups]}
+    keys = dict(session.execute(select(Project.id, Project.key)).all())
+    by_status = dict.fromkeys(STATUSES, 0)
+    assignees: dict[str, int] = {}
+    projects: dict[str, dict[str, int]] = {}
+    for project_id, status, assignee, count in groups:
+        by_status[status] += count
+        assignees[assignee or ""] = assignees.get(assignee or "", 0) + count
+        counts = projects.setdefault(keys[project_id], {"total": 0})
+        counts[status] = counts.get(status, 0) + count
+        counts["total"] += count
+    ranked = sorted(assignees.items(), key=lambda item: (-item[1], item[0]))
     notes = []
-    if len(assignees) > max_groups:
+    if len(ranked) > max_groups:
         notes.append(f"by_assignee shows the {max_groups} assignees with the most tasks")
     by_project = None
     if project is None:
-        by_project = {}
-        rows = session.execute(
-            select(Project.key, Task.status, func.count())
-            .join(Project, Project.id == Task.project_id)
-            .group_by(Project.key, Task.status)
-            .order_by(Project.key)
-        ).all()
-        for key, status, count in rows:
-            if key not in by_project and len(by_project) >= max_groups:
-                notes.append(f"by_project shows the first {max_groups} projects by key")
-                break
-            by_project.setdefault(key, {"total": 0})
-            by_project[key][status] = count
-            by_project[key]["total"] += count
+        shown = sorted(projects)[:max_groups]
+        if len(projects) > max_groups:
+            notes.append(f"by_project shows the first {max_groups} projects by key")
+        by_project = {key: projects[key] for key in shown}
     overdue = session.scalar(select(func.count()).where(*scope, Task.status.in_(OPEN), Task.due_date < today))
-    blocker = aliased(Task)
-    waiting = session.scalar(
-        select(func.count(func.distinct(Dependency.task_id)))
-        .join(Task, Task.id == Dependency.task_id)
-        .join(blocker, blocker.id == Dependency.blocker_id)
-        .where(*scope, Task.status.in_(OPEN), blocker.status.in_(OPEN))
-    )
     return Summary(
         total=sum(by_status.values()),
         by_status=by_status,
-        by_assignee=by_assignee,
+        by_assignee=dict(ranked[:max_groups]),
         by_project=by_project,
         overdue=overdue or 0,
         blocked=by_status["blocked"],
-        waiting=waiting or 0,
         revision=current_revision(session),
         note="; ".join(notes) + "." if notes else None,
     )

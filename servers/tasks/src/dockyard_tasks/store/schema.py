@@ -70,6 +70,10 @@ class Task(Base):
         Index(None, "due_date", "id"),
         Index(None, "parent_id"),
         Index(None, "updated_at", "id"),
+        # Migration 0003: the summary's one scan, overdue counts, an assignee's work by priority.
+        Index(None, "project_id", "status", "assignee"),
+        Index(None, "status", "due_date"),
+        Index(None, "assignee", "priority", "id"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
