@@ -30,24 +30,31 @@ LISTED_PROJECTS = 200  # project resources listed; every project can be read thr
 
 
 class ProjectResources(Provider):
-    """Lists ``project://KEY`` for each project, read from the database each time (any replica's)."""
+    """Lists ``project://KEY`` for each project, read from the database each time (any replica's).
+
+    Only the listing comes from here: a read of ``project://KEY`` is answered by the template, so reading
+    any resource never lists the projects first (FastMCP asks providers on every read).
+    """
 
     def __init__(self, store: TaskStore) -> None:
         super().__init__()
         self.store = store
 
     async def _list_resources(self) -> Sequence[Resource]:
-        projects = (await run_in_thread(self.store.list_projects)).projects[:LISTED_PROJECTS]
+        keys = await run_in_thread(lambda: self.store.project_keys(limit=LISTED_PROJECTS))
         return [
             Resource.from_function(
-                _project_reader(self.store, p.key),
-                uri=project_uri(p.key),
-                name=f"project {p.key}",
-                description=f"Summary of project {p.key}: totals by status and assignee, overdue, blocked.",
+                _project_reader(self.store, key),
+                uri=project_uri(key),
+                name=f"project {key}",
+                description=f"Summary of project {key}: totals by status and assignee, overdue, blocked.",
                 mime_type=JSON,
             )
-            for p in projects
+            for key in keys
         ]
+
+    async def _get_resource(self, uri: str, version=None) -> Resource | None:
+        return None
 
 
 def _project_reader(store: TaskStore, key: str):
@@ -59,9 +66,10 @@ def _project_reader(store: TaskStore, key: str):
 
 async def project_summary(store: TaskStore, key: str) -> dict:
     def work() -> dict:
-        summary = store.summary(key).model_dump(exclude_none=True)
-        project = next((p for p in store.list_projects().projects if p.key == key.upper()), None)
-        return {"project": project.model_dump() if project else {"key": key.upper()}, **summary}
+        return {
+            "project": store.project(key).model_dump(),
+            **store.summary(key).model_dump(exclude_none=True),
+        }
 
     return await run_in_thread(work)
 

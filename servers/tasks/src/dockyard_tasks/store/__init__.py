@@ -40,7 +40,7 @@ from ..models import (
     TaskPage,
     UpdateResult,
 )
-from . import mutations, queries, transfer
+from . import feed, mutations, queries, summary, transfer
 from .engine import WRITE, is_postgres, make_engine, shown_url
 from .history import ChangeEvent, Recorder
 from .migrate import migrate
@@ -195,6 +195,11 @@ class TaskStore:
         with self._reading() as s:
             return queries.list_projects(s, limit=self.limits.projects)
 
+    def project(self, key: str) -> ProjectInfo:
+        key = parse_project_key(key)
+        with self._reading() as s:
+            return queries.project_info(s, key)
+
     def list_tasks(
         self, query: TaskFilter, *, limit: int | None = None, full: bool = False, cursor: str | None = None
     ) -> TaskPage:
@@ -223,21 +228,19 @@ class TaskStore:
         key = parse_project_key(project) if project else None
         limit = min(max(1, limit), self.limits.page_max)
         with self._reading() as s:
-            return queries.changes_since(
-                s, cursor, project=key, limit=limit, max_chars=self.limits.page_chars
-            )
+            return feed.changes_since(s, cursor, project=key, limit=limit, max_chars=self.limits.page_chars)
 
     def summary(self, project: str | None = None) -> Summary:
         """Computed by SQL aggregation; kept until the next change (any replica's) or the next day."""
         key = parse_project_key(project) if project else None
         today = self.clock().date()
         with self._reading() as s:
-            revision = queries.current_revision(s)
+            revision = feed.current_revision(s)
             cache_key = (key, today, revision)
             kept = self._summary_cache.get(cache_key)
             if kept is not None:
                 return kept
-            result = queries.summary(s, today=today, project=key, max_groups=self.limits.summary_groups)
+            result = summary.summary(s, today=today, project=key, max_groups=self.limits.summary_groups)
         if len(self._summary_cache) > 64:
             self._summary_cache.clear()
         self._summary_cache[cache_key] = result
@@ -252,7 +255,7 @@ class TaskStore:
 
     def revision(self) -> int:
         with self._reading() as s:
-            return queries.current_revision(s)
+            return feed.current_revision(s)
 
     # -- completions ---------------------------------------------------------------------------------
 

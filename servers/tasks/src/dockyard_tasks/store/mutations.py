@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from dockyard_shared import Conflict, InvalidArgument
 
 from ..models import CommentEntry, CommentResult, DeleteResult, DependencyResult, ProjectInfo, TaskRow
+from .graph import find_cycle, lock_graph, parent_loop, waits_on
 from .history import Recorder, changes_after_version, describe_changes, iso
 from .queries import find_project, find_task, open_blockers, related, task_ids
 from .rules import (
@@ -42,7 +43,7 @@ from .rules import (
     priority_name,
     priority_rank,
 )
-from .schema import Comment, Dependency, Feed, Label, Project, Task
+from .schema import Comment, Dependency, Label, Project, Task
 
 __all__ = ["TaskChanges", "TaskDraft"]
 
@@ -150,11 +151,6 @@ def stored_row(session: Session, task: Task, key: str) -> TaskRow:
     return task_row(task, key, labels, parent)
 
 
-def _lock_graph(session: Session) -> None:
-    """Serialise changes that could close a cycle (see the module docstring)."""
-    session.execute(select(Feed.id).where(Feed.id == 1).with_for_update())
-
-
 # -- projects ------------------------------------------------------------------------------------------
 
 
@@ -175,28 +171,6 @@ def create_project(session: Session, rec: Recorder, key: str, name: str, descrip
 
 
 # -- creating tasks ------------------------------------------------------------------------------------
-
-
-def _find_cycle(edges: dict[int, list[int]]) -> list[int] | None:
-    """A cycle in ``edges`` (node → nodes it points at), as the list of nodes around it."""
-    state: dict[int, int] = {}  # 1: on the current path, 2: done
-
-    def visit(node: int, path: list[int]) -> list[int] | None:
-        state[node] = 1
-        path.append(node)
-        for successor in edges.get(node, ()):
-            if state.get(successor) == 1:
-                return [*path[path.index(successor) :], successor]
-            if successor not in state and (found := visit(successor, path)):
-                return found
-        path.pop()
-        state[node] = 2
-        return None
-
-    for start in list(edges):
-        if start not in state and (found := visit(start, [])):
-            return found
-    return None
 
 
 def create_tasks(
@@ -258,7 +232,7 @@ def create_tasks(
 
     parents = {i: resolve(v.parent).id for i, v in enumerate(valid) if v.parent is not None}
     by_id = {task.id: i for i, (task, _) in enumerate(created)}
-    cycle = _find_cycle({i: [by_id[p]] for i, p in parents.items() if p in by_id})
+    cycle = find_cycle({i: [by_id[p]] for i, p in parents.items() if p in by_id})
     if cycle:
         names = " → ".join(f"@{i}" for i in cycle)
         raise Conflict(f"Nothing was created: the parents of items {names} form a cycle.")
@@ -275,7 +249,7 @@ def create_tasks(
             session.add(Dependency(task_id=task.id, blocker_id=blocker.id))
             if blocker.id in by_id:
                 edges.setdefault(index, []).append(by_id[blocker.id])
-    cycle = _find_cycle(edges)
+    cycle = find_cycle(edges)
     if cycle:
         names = " → ".join(f"@{i}" for i in cycle)
         raise Conflict(f"Nothing was created: items {names} would block each other in a cycle.")
@@ -301,18 +275,6 @@ def _check_version(session: Session, task: Task, ref: TaskRef, expected: int | N
         f"Changes since version {expected}: {changes or 'none recorded'}.",
         next_step=f"Check whether your change still applies, then retry with expected_version={task.version}.",
     )
-
-
-def _parent_cycle(session: Session, task: Task, parent: Task) -> list[int] | None:
-    """The chain parent → … → task if making ``parent`` the parent of ``task`` would close a loop."""
-    chain = [parent.id]
-    current = parent.parent_id
-    while current is not None and len(chain) < 10_000:
-        chain.append(current)
-        if current == task.id:
-            return chain
-        current = session.scalar(select(Task.parent_id).where(Task.id == current))
-    return [parent.id, task.id] if parent.id == task.id else None
 
 
 def update_task(
@@ -366,8 +328,8 @@ def update_task(
         new_parent: Task | None = None
         if changes.parent.strip():
             new_parent = find_task(session, parse_task_id(changes.parent))[0]
-            _lock_graph(session)
-            loop = _parent_cycle(session, task, new_parent)
+            lock_graph(session)
+            loop = parent_loop(session, task, new_parent)
             if loop:
                 names = task_ids(session, loop)
                 shown = " → ".join(names.get(i, "?") for i in loop)
@@ -428,28 +390,6 @@ def _blocked_by(session: Session, task: Task) -> list:
     return related(session, Task.id.in_(select(Dependency.blocker_id).where(Dependency.task_id == task.id)))
 
 
-def _waits_on(session: Session, start: int, target: int) -> list[int] | None:
-    """The path start → … → target following "is blocked by" edges, if there is one."""
-    came_from: dict[int, int | None] = {start: None}
-    frontier = [start]
-    while frontier and target not in came_from:
-        rows = session.execute(
-            select(Dependency.task_id, Dependency.blocker_id).where(Dependency.task_id.in_(frontier))
-        ).all()
-        frontier = []
-        for waiting, blocker in rows:
-            if blocker not in came_from:
-                came_from[blocker] = waiting
-                frontier.append(blocker)
-    if target not in came_from:
-        return None
-    path, node = [], target
-    while node is not None:
-        path.append(node)
-        node = came_from[node]
-    return list(reversed(path))
-
-
 def link(
     session: Session, rec: Recorder, ref: TaskRef, blocker_ref: TaskRef, *, add: bool
 ) -> DependencyResult:
@@ -460,8 +400,8 @@ def link(
     exists_now = session.get(Dependency, (task.id, blocker.id)) is not None
     changed = False
     if add and not exists_now:
-        _lock_graph(session)
-        path = _waits_on(session, blocker.id, task.id)
+        lock_graph(session)
+        path = waits_on(session, blocker.id, task.id)
         if path:
             names = task_ids(session, path)
             loop = " → ".join(names[i] for i in [task.id, *path])

@@ -18,33 +18,28 @@ from sqlalchemy.orm import Session, aliased
 from dockyard_shared import InvalidArgument, NotFound, bound_items, decode_cursor, did_you_mean, encode_cursor
 
 from ..models import (
-    ChangeEntry,
-    ChangePage,
     CommentEntry,
     NextTask,
     ProjectInfo,
     ProjectList,
     RelatedTask,
-    Summary,
     TaskDetail,
     TaskPage,
     TaskRow,
 )
 from .history import change_entry, iso
-from .rules import OPEN, STATUSES, TaskRef, format_task_id, priority_name, task_not_found
-from .schema import Activity, Comment, Dependency, Feed, Label, Project, Task
+from .rules import OPEN, TaskRef, format_task_id, priority_name, task_not_found
+from .schema import Activity, Comment, Dependency, Label, Project, Task
 
 __all__ = [
     "TaskFilter",
-    "changes_since",
-    "current_revision",
     "find_project",
     "find_task",
     "get_task",
     "list_projects",
     "list_tasks",
     "next_task",
-    "summary",
+    "project_info",
 ]
 
 FAR_FUTURE = date(9999, 12, 31)  # where tasks without a due date sort
@@ -175,6 +170,23 @@ def list_projects(session: Session, *, limit: int) -> ProjectList:
     truncated = len(rows) > limit
     note = f"Showing the first {limit} of {total} projects by key." if truncated else None
     return ProjectList(projects=projects, total=total, truncated=truncated, note=note)
+
+
+def project_info(session: Session, key: str) -> ProjectInfo:
+    project = find_project(session, key)
+    tasks, open_ = session.execute(
+        select(func.count(), func.sum(case((Task.status.in_(OPEN), 1), else_=0))).where(
+            Task.project_id == project.id
+        )
+    ).one()
+    return ProjectInfo(
+        key=project.key,
+        name=project.name,
+        description=project.description,
+        tasks=tasks or 0,
+        open=int(open_ or 0),
+        created_at=iso(project.created_at) or "",
+    )
 
 
 # -- list_tasks ----------------------------------------------------------------------------------------
@@ -443,106 +455,3 @@ def next_task(session: Session, *, assignee: str, project: str | None, look_ahea
     if in_progress:
         reason += f". Already in progress: {', '.join(in_progress)}"
     return NextTask(task=row, reason=reason + ".", in_progress=in_progress, skipped_blocked=skipped)
-
-
-# -- change feed ---------------------------------------------------------------------------------------
-
-
-def parse_feed_cursor(cursor: str | None) -> tuple[int, int]:
-    """``"1532"`` (after that revision) or ``"1532.88412"`` (after that entry); empty: from the start."""
-    if not cursor:
-        return 0, 0
-    revision, _, entry = cursor.strip().partition(".")
-    try:
-        parsed = int(revision), int(entry or 2**62)
-    except ValueError:
-        raise InvalidArgument(
-            f"{cursor[:40]!r} is not a changes_since cursor.",
-            next_step="Pass next_cursor from the previous changes_since reply, a summary's revision, or nothing.",
-        ) from None
-    if parsed[0] < 0 or parsed[1] < 0:
-        raise InvalidArgument("A changes_since cursor is never negative.")
-    return parsed
-
-
-def changes_since(session: Session, cursor: str | None, *, project: str | None, limit: int, max_chars: int):
-    revision, entry = parse_feed_cursor(cursor)
-    statement = select(Activity).where(
-        tuple_(Activity.revision, Activity.id) > tuple_(literal(revision), literal(entry))
-    )
-    if project is not None:
-        statement = statement.where(Activity.project_key == find_project(session, project).key)
-    rows = session.scalars(statement.order_by(Activity.revision, Activity.id).limit(limit + 1)).all()
-    bounded = bound_items(
-        (change_entry(row) for row in rows[:limit]),
-        max_items=limit,
-        max_chars=max_chars,
-        size_of=lambda c: len(c.model_dump_json(exclude_none=True)),
-    )
-    changes: list[ChangeEntry] = bounded.items
-    has_more = len(rows) > len(changes)
-    if changes:
-        last = rows[len(changes) - 1]
-        next_cursor = f"{last.revision}.{last.id}"
-    elif cursor:
-        next_cursor = cursor.strip()
-    else:
-        next_cursor = "0"
-    note = "More changes follow: call changes_since again with next_cursor." if has_more else None
-    return ChangePage(
-        changes=changes, count=len(changes), has_more=has_more, next_cursor=next_cursor, note=note
-    )
-
-
-def current_revision(session: Session) -> int:
-    return session.scalar(select(Feed.revision).where(Feed.id == 1)) or 0
-
-
-# -- summary -------------------------------------------------------------------------------------------
-
-
-def summary(session: Session, *, today: date, project: str | None, max_groups: int) -> Summary:
-    """Totals by status, assignee and project, and overdue: all by SQL aggregation.
-
-    One grouped scan of the (project_id, status, assignee) index gives every count; the groups (at most
-    projects × statuses × assignees) are folded here. Overdue is a range of the (status, due_date) index.
-    """
-    scope = []
-    if project is not None:
-        scope.append(Task.project_id == find_project(session, project).id)
-    groups = session.execute(
-        select(Task.project_id, Task.status, Task.assignee, func.count())
-        .where(*scope)
-        .group_by(Task.project_id, Task.status, Task.assignee)
-    ).all()
-    keys = dict(session.execute(select(Project.id, Project.key)).all())
-    by_status = dict.fromkeys(STATUSES, 0)
-    assignees: dict[str, int] = {}
-    projects: dict[str, dict[str, int]] = {}
-    for project_id, status, assignee, count in groups:
-        by_status[status] += count
-        assignees[assignee or ""] = assignees.get(assignee or "", 0) + count
-        counts = projects.setdefault(keys[project_id], {"total": 0})
-        counts[status] = counts.get(status, 0) + count
-        counts["total"] += count
-    ranked = sorted(assignees.items(), key=lambda item: (-item[1], item[0]))
-    notes = []
-    if len(ranked) > max_groups:
-        notes.append(f"by_assignee shows the {max_groups} assignees with the most tasks")
-    by_project = None
-    if project is None:
-        shown = sorted(projects)[:max_groups]
-        if len(projects) > max_groups:
-            notes.append(f"by_project shows the first {max_groups} projects by key")
-        by_project = {key: projects[key] for key in shown}
-    overdue = session.scalar(select(func.count()).where(*scope, Task.status.in_(OPEN), Task.due_date < today))
-    return Summary(
-        total=sum(by_status.values()),
-        by_status=by_status,
-        by_assignee=dict(ranked[:max_groups]),
-        by_project=by_project,
-        overdue=overdue or 0,
-        blocked=by_status["blocked"],
-        revision=current_revision(session),
-        note="; ".join(notes) + "." if notes else None,
-    )

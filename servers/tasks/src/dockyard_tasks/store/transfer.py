@@ -18,8 +18,8 @@ from sqlalchemy.orm import Session
 from dockyard_shared import Conflict, InvalidArgument, decode_cursor, encode_cursor, json_size
 
 from ..models import ExportDocument, ImportResult, ProjectExport, TaskDoc
+from .graph import find_cycle
 from .history import Recorder, iso
-from .mutations import _find_cycle
 from .queries import find_project, find_task
 from .rules import (
     MAX_COMMENT,
@@ -295,7 +295,7 @@ def import_document(
         )
         counts["history"] += len(item.history)
     for graph, what in ((edges, "dependencies"), (parents, "parents")):
-        cycle = _find_cycle(graph)
+        cycle = find_cycle(graph)
         if cycle:
             ids = {t.id: name for name, t in made.items()}
             shown = " → ".join(ids.get(i, "another project's task") for i in cycle)
