@@ -9,14 +9,17 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dockyard_shared import InvalidArgument
 from dockyard_shared.paths import user_data_dir
 from dockyard_shared.toolsets import Exposure, Toolset, exposure_from
 
-from .store import StoreLimits
-from .store.engine import normalise_url
-from .store.rules import check_name
+if TYPE_CHECKING:
+    from .store import StoreLimits
+
+# The entry point imports this module (and so does `dockyard list`): the store, SQLAlchemy and Alembic
+# are imported only when a server is built (settings_from, create_server).
 
 __all__ = ["ACTORS_ENV", "READ", "TOOLSETS", "WRITE", "Settings", "default_database_url", "settings_from"]
 
@@ -36,7 +39,7 @@ class Settings:
     actors: Mapping[str, str] = field(default_factory=dict)
     demo: bool = False
     exposure: Exposure = field(default_factory=Exposure)
-    limits: StoreLimits = field(default_factory=StoreLimits)
+    limits: StoreLimits | None = None  # None: the store's defaults
 
 
 def default_database_url() -> str:
@@ -52,6 +55,8 @@ def _default_actor() -> str:
 
 
 def read_actors(path: str) -> dict[str, str]:
+    from .store.rules import check_name
+
     try:
         raw = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
@@ -94,6 +99,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
+    from .store.engine import normalise_url
+    from .store.rules import check_name
+
     url = normalise_url(args.database_url) if args.database_url else default_database_url()
     actor = check_name(args.actor, field="--actor") if args.actor else _default_actor()
     actors = read_actors(args.actors) if getattr(args, "actors", None) else {}
