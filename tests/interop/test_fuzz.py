@@ -170,11 +170,18 @@ class Target:
     inside: dict[str, str] = field(default_factory=dict)
 
     @property
+    def served(self) -> Path:
+        """What the server may touch: a database's own folder (for its journal), or the served folder."""
+        return self.data.parent if self.data.suffix == ".db" else self.data
+
+    @property
     def roots(self) -> list[Path]:
-        return [self.data.parent if self.data.suffix == ".db" else self.data]
+        return [self.served]
 
     def record(self) -> None:
-        self.outside = _snapshot(self.sandbox, skip=self.data.parent)
+        # Skipping the sandbox itself would leave nothing to compare.
+        assert self.sandbox in self.served.parents, f"{self.served} is not inside {self.sandbox}"
+        self.outside = _snapshot(self.sandbox, skip=self.served)
         self.inside = self._inside()
 
     def _inside(self) -> dict[str, str]:
@@ -196,7 +203,7 @@ class Target:
 
     def check_untouched(self) -> None:
         assert not MARKER.exists(), f"a hostile string ran a shell command: {MARKER} exists"
-        assert _snapshot(self.sandbox, skip=self.data.parent) == self.outside, (
+        assert _snapshot(self.sandbox, skip=self.served) == self.outside, (
             f"{self.config.name}: files outside the served copy changed"
         )
         if self.data.suffix == ".db":
@@ -414,6 +421,33 @@ def test_every_tool_of_every_configuration_is_fuzzed(config, memory_sessions, po
     session = memory_sessions[config, ERA_OF[config]]
     served = {t.name for t in portal.call(session.list_tools)}
     assert served == set(CONFIGS[config].tools)
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_the_untouched_check_sees_any_change_outside_the_served_copy(config, targets):
+    target = targets[config, "check"]  # a sandbox of its own, no server
+    target.check_untouched()
+    planted = target.sandbox / "planted.txt"
+    planted.write_text("written by a server that escaped its copy\n")
+    with pytest.raises(AssertionError, match="outside the served copy changed"):
+        target.check_untouched()
+    planted.unlink()
+    outside = target.sandbox / "outside.txt"
+    outside.write_text("changed\n")
+    with pytest.raises(AssertionError, match="outside the served copy changed"):
+        target.check_untouched()
+    outside.write_text("no server may touch this file\n")
+    target.check_untouched()
+    if not target.inside:
+        return  # the toy serves no data
+    # A change inside the served copy is what a write configuration may make, and nothing else may.
+    changed = target.data if target.data.suffix == ".db" else target.data / "notes.txt"
+    changed.write_bytes(changed.read_bytes() + b"\n")
+    if target.config.writes:
+        target.check_untouched()
+    else:
+        with pytest.raises(AssertionError, match="a read-only server changed its data"):
+            target.check_untouched()
 
 
 MEMORY_CASES = [
