@@ -3,6 +3,7 @@ connections, and sessions opened only to be held. A real server process each, on
 
 from __future__ import annotations
 
+import json
 import resource
 import socket
 import time
@@ -48,21 +49,39 @@ def half_open_sockets(server: HttpServer, count: int) -> Iterator[list[socket.so
 
 def closed_by_server(sock: socket.socket, *, trickle: bytes = b"", within: float) -> bool:
     """Does the server close ``sock`` while we keep sending ``trickle`` a byte at a time?"""
+    return answer_before_close(sock, trickle=trickle, within=within) is not None
+
+
+def answer_before_close(sock: socket.socket, *, trickle: bytes = b"", within: float) -> bytes | None:
+    """What the server sent before closing ``sock`` while we sent ``trickle`` a byte at a time (and
+    nothing more once it answered); None if it kept the connection open for ``within`` seconds."""
     sock.settimeout(0.2)
     deadline = time.monotonic() + within
     sent = 0
+    answer = b""
     while time.monotonic() < deadline:
         try:
-            if sent < len(trickle):
+            if sent < len(trickle) and not answer:
                 sock.sendall(trickle[sent : sent + 1])
                 sent += 1
-            if sock.recv(4096) == b"":
-                return True
+            received = sock.recv(4096)
+            if received == b"":
+                return answer
+            answer += received
         except TimeoutError:
             continue
         except (ConnectionResetError, BrokenPipeError):
-            return True
-    return False
+            return answer
+    return None
+
+
+def slow_body_request(server: HttpServer, *, length: int) -> bytes:
+    """The complete head of a valid MCP POST announcing a body of ``length`` bytes."""
+    host = server.base_url.removeprefix("http://")
+    return (
+        f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\nContent-Length: {length}\r\n\r\n"
+    ).encode()
 
 
 async def test_half_open_connections_keep_neither_health_nor_an_authenticated_client_waiting(
@@ -100,6 +119,37 @@ def test_a_request_head_not_finished_within_the_header_timeout_is_closed(toy_lau
         with httpx.Client() as client:
             assert client.get(server.url("/health")).status_code == 200
             assert client.get(server.url("/health")).status_code == 200
+
+
+def test_a_request_body_not_finished_within_the_body_timeout_is_answered_408_and_closed(toy_launch, log_dir):
+    with http_server(toy_launch, extra_args=("--body-timeout", "1"), log_dir=log_dir) as server:
+        host, port = server.base_url.removeprefix("http://").split(":")
+        body = json.dumps(INITIALIZE).encode()
+        with socket.create_connection((host, int(port))) as slow:
+            # The head is complete (and would pass a token check); the body comes a byte at a time.
+            slow.sendall(slow_body_request(server, length=len(body)))
+            answer = answer_before_close(slow, trickle=body, within=20)
+        assert answer is not None, "a request body trickled for 20 s and the connection stayed open"
+        assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+        # A body sent at once is served as before.
+        assert httpx.post(server.url(), json=INITIALIZE, headers=JSON_AND_SSE).status_code == 200
+        log = server.log()
+    assert "Traceback" not in log, log[-3000:]
+
+
+def test_connections_owing_a_request_body_are_shed_to_let_a_new_client_in(toy_launch, log_dir):
+    args = ("--max-connections", "3")
+    with http_server(toy_launch, extra_args=args, log_dir=log_dir) as server:
+        host, port = server.base_url.removeprefix("http://").split(":")
+        with ExitStack() as stack:
+            for _ in range(3):
+                slow = stack.enter_context(socket.create_connection((host, int(port)), timeout=10))
+                slow.sendall(slow_body_request(server, length=1000) + b"{")
+            time.sleep(0.5)  # let the server read every head and hand it to the app
+            # Before the body deadline (30 s by default), a new client still gets in.
+            assert httpx.get(server.url("/health"), timeout=10).status_code == 200
+        log = server.log()
+    assert "Traceback" not in log, log[-3000:]
 
 
 def _open_session(client: httpx.Client, server: HttpServer, *, use: bool) -> str:

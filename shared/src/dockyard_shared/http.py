@@ -13,7 +13,7 @@ Every app built here has, whatever FastMCP's defaults are:
 * a malformed JSON-RPC envelope POSTed in the 2025-11-25 era answered with its JSON-RPC error
   (:class:`EnvelopeCheckMiddleware`), as over stdio.
 
-The bounds on connections (``header_timeout``, ``max_connections``) are the server's, not the app's:
+The bounds on connections (``header_timeout``, ``body_timeout``, ``max_connections``) are the server's, not the app's:
 the runner hands them to uvicorn (:mod:`dockyard_shared.http_connections`).
 """
 
@@ -63,6 +63,7 @@ class HttpOptions:
     session_init_timeout: float = 10.0
     max_sessions_per_client: int = 100
     header_timeout: float = 10.0
+    body_timeout: float = 30.0
     max_connections: int = 1000
 
 

@@ -10,9 +10,13 @@ every second and no new client gets in, ``/health`` included. So:
 * a connection that is not being served (no request yet, part of a head, or the rest of a request the
   app answered early, such as a 401 before its body) must finish its request head within
   ``header_timeout`` seconds or is closed;
+* once a request head is complete (and has passed the token check, or there is no token), its body
+  must arrive within ``body_timeout`` seconds of it, however it trickles in, or the connection is
+  answered 408 (if no response has started) and closed;
 * at most ``limit`` connections are open; one more closes the oldest connection that is not being
-  served (waiting for a head first, then idle keep-alive ones), so the newest client gets in; only
-  when every connection is serving a request is the new one closed instead;
+  served or whose client still owes part of its request (head or body) before any response began,
+  then the oldest idle keep-alive one, so the newest client gets in; only when every connection is
+  serving a request it has received is the new one closed instead;
 * the file-descriptor soft limit is raised to the hard limit at start, and ``limit`` stays a tenth
   below it, so connections cannot starve the server's own files and pipes;
 * reaching the limit, or running out of descriptors anyway, is logged in one line, at most once per
@@ -27,7 +31,7 @@ import time
 from typing import Any
 
 import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol
 
 __all__ = [
     "ConnectionGuard",
@@ -78,8 +82,16 @@ def raise_open_files_limit() -> int | None:
 class ConnectionGuard:
     """The open connections of one uvicorn server, oldest first, and the bounds on them."""
 
-    def __init__(self, *, header_timeout: float, max_connections: int, open_files: int | None) -> None:
+    def __init__(
+        self,
+        *,
+        header_timeout: float,
+        body_timeout: float,
+        max_connections: int,
+        open_files: int | None,
+    ) -> None:
         self.header_timeout = header_timeout
+        self.body_timeout = body_timeout
         self.max_connections = max_connections
         self.open_files = open_files
         self.limit = max_connections
@@ -119,7 +131,7 @@ class ConnectionGuard:
     def _oldest_not_served(self) -> GuardedH11Protocol | None:
         idle = None
         for protocol in self._open:
-            if protocol.waiting_for_client():
+            if protocol.waiting_for_client() or protocol.owes_body():
                 return protocol
             if idle is None and not protocol.serving():
                 idle = protocol
@@ -131,10 +143,13 @@ class ConnectionGuard:
 
 
 class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with a request-head deadline, under a :class:`ConnectionGuard`."""
+    """uvicorn's h11 protocol with request-head and request-body deadlines, under a
+    :class:`ConnectionGuard`."""
 
     guard: ConnectionGuard  # set on the subclass guarded_protocol() makes
     _head_deadline: asyncio.TimerHandle | None = None
+    _body_deadline: asyncio.TimerHandle | None = None
+    _body_cycle: object = None  # the request the body deadline is for (pipelining starts others)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -143,18 +158,28 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_head_clock()
+        self._stop_body_clock()
         self.guard.release(self)
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self.waiting_for_client():
-            self._start_head_clock()
-        else:
-            self._stop_head_clock()
+        self._set_clocks()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._set_clocks()
 
     def serving(self) -> bool:
         return self.cycle is not None and not self.cycle.response_complete
+
+    def receiving_body(self) -> bool:
+        """Serving a request whose body has not all arrived."""
+        return self.serving() and self.cycle.more_body and self.conn.their_state is h11.SEND_BODY
+
+    def owes_body(self) -> bool:
+        """Receiving a body before any response started: the client, not the app, holds it up."""
+        return self.receiving_body() and not self.cycle.response_started
 
     def waiting_for_client(self) -> bool:
         """Not serving, and the client has sent no request yet, or owes the rest of a head (or of a
@@ -170,6 +195,51 @@ class GuardedH11Protocol(H11Protocol):
         # No route speaks WebSocket, and an upgraded socket would leave this guard: an Upgrade header
         # is served as plain HTTP, without uvicorn's two warnings per request.
         return False
+
+    def _set_clocks(self) -> None:
+        if self.receiving_body():
+            self._stop_head_clock()
+            if self._body_cycle is not self.cycle:
+                self._stop_body_clock()
+                self._body_cycle = self.cycle
+                self._body_deadline = self.loop.call_later(self.guard.body_timeout, self._body_timed_out)
+            return
+        self._stop_body_clock()
+        if self.waiting_for_client():
+            self._start_head_clock()
+        else:
+            self._stop_head_clock()
+
+    def _stop_body_clock(self) -> None:
+        if self._body_deadline is not None:
+            self._body_deadline.cancel()
+            self._body_deadline = None
+
+    def _body_timed_out(self) -> None:
+        self._body_deadline = None
+        if self.transport.is_closing() or not self.receiving_body():
+            return
+        log.debug("closing %s: request body not complete within %g s", self.client, self.guard.body_timeout)
+        if self.cycle.response_started:
+            self.transport.close()  # the app reads a disconnect
+        else:
+            self._answer_and_close(408, b"The request body did not arrive in time.")
+
+    def _answer_and_close(self, status: int, text: bytes) -> None:
+        """Answer the request being received with ``status`` in place of the app, and close: the app
+        then reads a disconnect, and whatever it sends is dropped."""
+        cycle = self.cycle
+        cycle.response_started = cycle.response_complete = cycle.disconnected = True
+        headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]
+        try:
+            head = h11.Response(status_code=status, headers=headers, reason=STATUS_PHRASES[status])
+            self.transport.write(self.conn.send(head))
+            self.transport.write(self.conn.send(h11.Data(data=text)))
+            self.transport.write(self.conn.send(h11.EndOfMessage()))
+        except h11.LocalProtocolError:  # h11 would not send it now: closing says enough
+            pass
+        cycle.message_event.set()
+        self.transport.close()
 
     def _start_head_clock(self) -> None:
         if self._head_deadline is None and not self.transport.is_closing():

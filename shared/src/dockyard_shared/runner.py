@@ -11,8 +11,8 @@ can find it without importing it by name::
 
 Common flags (``--transport``, ``--host``, ``--port``, ``--path``, ``--log-level``, ``--auth-token``,
 ``--allowed-host``, ``--allowed-origin``, ``--session-idle-timeout``, ``--session-init-timeout``,
-``--max-sessions-per-client``, ``--header-timeout``, ``--max-connections``, ``--audit-log``) and the
-tool-selection flags of :mod:`dockyard_shared.toolsets` (``--toolsets``, ``--tools``, ``--exclude-tools``,
+``--max-sessions-per-client``, ``--header-timeout``, ``--body-timeout``, ``--max-connections``,
+``--audit-log``) and the tool-selection flags of :mod:`dockyard_shared.toolsets` (``--toolsets``, ``--tools``, ``--exclude-tools``,
 ``--read-only``, ``--trust-model-confirmation``) are added here so every server accepts the same ones.
 Logs go to stderr only: on stdio, stdout is the protocol, and malformed input lines get their JSON-RPC
 errors (:mod:`dockyard_shared.stdio`).
@@ -169,12 +169,20 @@ def add_runner_arguments(parser: argparse.ArgumentParser, *, default_transport: 
         help="close an HTTP connection that has not sent a complete request head for this long",
     )
     group.add_argument(
+        "--body-timeout",
+        type=_positive(float),
+        default=30.0,
+        metavar="SECONDS",
+        help="answer 408 and close an HTTP connection whose request body has not all arrived "
+        "this long after its head",
+    )
+    group.add_argument(
         "--max-connections",
         type=_positive(int),
         default=1000,
         metavar="N",
-        help="open HTTP connections; one more closes the oldest not being served "
-        "(kept a tenth below the file-descriptor limit)",
+        help="open HTTP connections; one more closes the oldest not being served or still owing "
+        "its request (kept a tenth below the file-descriptor limit)",
     )
     group.add_argument(
         "--audit-log",
@@ -195,14 +203,23 @@ class _QuietExpectedFailures(logging.Filter):
     A :class:`~dockyard_shared.problems.Problem` (an unknown table, a refused path) is an outcome the model
     reads, not a fault: it is logged at INFO with its reason and no traceback. For anything else FastMCP's
     own record keeps its ERROR level but loses its traceback, because ProblemMiddleware logs the exception
-    the tool raised, once, rather than FastMCP's wrapper around it.
+    the tool raised, once, rather than FastMCP's wrapper around it. A client gone before its request
+    body arrived (or closed by the body deadline) is not a fault either: a DEBUG line, as the other
+    connections the HTTP guard closes, not the MCP SDK's traceback.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
+        from starlette.requests import ClientDisconnect
+
         from .errors import find_problem
 
         if not record.exc_info or record.exc_info[1] is None:
             return True
+        if isinstance(record.exc_info[1], ClientDisconnect):
+            record.msg, record.args = f"{record.getMessage()}: the client disconnected mid-request", ()
+            record.exc_info = record.exc_text = None
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
         problem = find_problem(record.exc_info[1])
         if problem is not None:
             record.msg, record.args = f"{record.getMessage()}: {problem.what}", ()
@@ -240,6 +257,7 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         session_init_timeout=args.session_init_timeout,
         max_sessions_per_client=args.max_sessions_per_client,
         header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
         max_connections=args.max_connections,
     )
 
@@ -355,6 +373,7 @@ async def serve(
     app = build_http_app(servers, options, prefixed=prefixed)
     guard = ConnectionGuard(
         header_timeout=options.header_timeout,
+        body_timeout=options.body_timeout,
         max_connections=options.max_connections,
         open_files=raise_open_files_limit(),
     )
