@@ -6,8 +6,9 @@ ratios compare servers, not clients. Both servers run at once and their calls al
 neither always runs right after the other; the client collects its garbage before each timed call, so
 the objects one server's large reply left behind are not scanned during the other server's call. Besides
 wall time per call, the report gives each server's CPU time per call (its own plus the git or other
-children it waited for, from /proc), which other load barely moves. Peak memory is the server process's
-VmHWM, read from /proc before the session closes.
+children it waited for, and of the worker processes it keeps, from /proc), which other load barely
+moves. Peak memory is the VmHWM of the server process plus that of each worker process alive, read from
+/proc before the session closes.
 """
 
 from __future__ import annotations
@@ -45,6 +46,13 @@ def peer_venv(name: str, requirements: Sequence[str]) -> Path:
     return venv
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
 @dataclass
 class Server:
     label: str
@@ -52,21 +60,34 @@ class Server:
     pid_file: Path
 
     def cpu_seconds(self) -> float:
-        """User + system CPU of the server and of the children it has reaped (git processes)."""
+        """User + system CPU of the server, of the children it has reaped (git processes) and of the
+        children still running (sqlite's worker processes)."""
         pid = int(self.pid_file.read_text().strip())
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        utime, stime, cutime, cstime = (int(v) for v in fields[11:15])
-        return (utime + stime + cutime + cstime) / os.sysconf("SC_CLK_TCK")
+        ticks = 0
+        for process in (pid, *_children(pid)):
+            try:
+                fields = Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # ended in between: its time is in its parent's cutime now
+            ticks += sum(int(v) for v in fields[11:15])
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     def peak_rss_mb(self) -> float | None:
+        """VmHWM of the server plus that of each of its children alive now (sqlite's workers)."""
         try:
             pid = int(self.pid_file.read_text().strip())
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
         except (OSError, ValueError):
             return None
-        return None
+        total = 0
+        for process in (pid, *_children(pid)):
+            try:
+                for line in Path(f"/proc/{process}/status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        total += int(line.split()[1])
+            except OSError:
+                if process == pid:
+                    return None
+        return total / 1024
 
     async def call(self, tool: str, arguments: dict, timeout: float = 300) -> tuple[float, int, bool]:
         """(seconds, response bytes, is_error)."""

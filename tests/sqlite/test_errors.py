@@ -15,6 +15,7 @@ import pytest
 from dockyard_shared import ErrorCategory
 from dockyard_sqlite.database import Budget
 from dockyard_sqlite.database.errors import MAX_ERROR_ECHO_CHARS, column_hint, column_list, problem_for
+from dockyard_sqlite.executor import OutOfMemory, StatementStopped, WorkerDied
 from dockyard_sqlite.safety import AuthorizerLog
 
 
@@ -23,6 +24,8 @@ class Source:
     alias: str = "shop"
     path: Path = Path("/srv/data/shop.db")
     writable: bool = False
+    memory_per_statement_mb: int = 117
+    max_write_mb: int = 64
     tables: list[str] = field(default_factory=lambda: ["customers", "orders"])
     columns: dict[str, list[str]] = field(default_factory=lambda: {"customers": ["id", "email", "name"]})
 
@@ -186,12 +189,43 @@ def test_a_long_like_pattern_is_a_limit():
     assert "instr(column, 'text')" in problem.next_step
 
 
-def test_a_function_refused_for_its_arguments_explains_why_the_time_limit_cannot_help():
-    log = AuthorizerLog(function_refused="printf would build 900,000,000 characters.")
-    error = sqlite3.OperationalError("user-defined function raised exception")
-    problem = problem_for(error, Source(), log=log)
+def test_a_statement_out_of_memory_names_the_bound_and_how_to_need_less():
+    for error in (OutOfMemory("out of memory"), WorkerDied(), sqlite_error_out_of_memory()):
+        problem = problem_for(error, Source())
+        assert problem.category is ErrorCategory.LIMIT_EXCEEDED and not problem.retryable
+        assert "about 117 MiB" in problem.what and "nested CTEs" in problem.next_step
+
+
+def sqlite_error_out_of_memory() -> BaseException:
+    return MemoryError()  # what sqlite3 raises for SQLITE_NOMEM, should one reach problem_for
+
+
+def test_a_worker_killed_at_the_time_limit_says_the_step_could_not_be_interrupted():
+    problem = problem_for(StatementStopped(), Source(), budget=Budget(300))
     assert problem.category is ErrorCategory.LIMIT_EXCEEDED
-    assert problem.what.startswith("printf would build") and "shorter pieces" in problem.next_step
+    assert "300 ms limit" in problem.what and "inside one step" in problem.what
+    cancelled = Budget(300)
+    cancelled.cancel()
+    assert problem_for(StatementStopped(), Source(), budget=cancelled).what == (
+        "The statement was cancelled by the client."
+    )
+
+
+def test_a_write_past_the_growth_limit_is_a_limit_in_write_mode():
+    problem = problem_for(sqlite3.OperationalError("database or disk is full"), Source(writable=True))
+    assert problem.category is ErrorCategory.LIMIT_EXCEEDED and "64 MiB" in problem.what
+    assert "--max-write-mb" in problem.what and "smaller ranges" in problem.next_step
+
+
+def test_a_view_calling_a_function_the_schema_may_not_use_is_refused_with_a_way_around():
+    error = sqlite_error(
+        "SELECT * FROM v",
+        setup="CREATE VIEW v AS SELECT load_extension('x') AS y;",
+        prepare=lambda c: c.execute("PRAGMA trusted_schema = OFF"),
+    )
+    problem = problem_for(error, Source())
+    assert problem.category is ErrorCategory.PERMISSION_DENIED
+    assert "unsafe use of load_extension()" in problem.what and "tables underneath" in problem.next_step
 
 
 def test_regexp_in_the_statement_or_in_the_schema_is_refused_with_an_alternative():
@@ -200,9 +234,12 @@ def test_regexp_in_the_statement_or_in_the_schema_is_refused_with_an_alternative
     )
     assert in_statement.category is ErrorCategory.PERMISSION_DENIED
     assert in_statement.what.startswith("REGEXP is not available") and "LIKE" in in_statement.next_step
-    in_schema = problem_for(sqlite3.OperationalError("unsafe use of regexp()"), Source(), log=AuthorizerLog())
-    assert "A generated column or index of this table uses it." in in_schema.what
-    assert in_schema.next_step.endswith("Select the table's other columns by name.")
+    no_such = problem_for(sqlite_error("SELECT 'a' REGEXP 'b'"), Source())
+    assert no_such.what.startswith("REGEXP is not available") and "generated column" not in no_such.what
+    for message in ("unsafe use of regexp()", "unknown function: REGEXP()"):
+        in_schema = problem_for(sqlite3.OperationalError(message), Source(), log=AuthorizerLog())
+        assert "A generated column or index of this table uses it." in in_schema.what
+        assert in_schema.next_step.endswith("Select the table's other columns by name.")
 
 
 def test_host_paths_are_scrubbed_and_long_messages_cut():

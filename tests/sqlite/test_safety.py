@@ -301,61 +301,28 @@ async def test_a_misspelt_column_lists_the_columns_of_the_table_the_statement_na
 @pytest.mark.parametrize(
     ("sql", "params"),
     [
-        # SQLite 3.40.1 keeps looping after it gives up on the value: ~20 s each, uncancellable.
+        # SQLite 3.40.1 keeps looping after it gives up on the value: ~20 s in one step.
         ("SELECT printf('%.*c', 2147483647, 'x')", None),
         ("SELECT format('%.2147483647c', 'x')", None),
-        ("SELECT length(printf('%-5.*c', -2147483647, name)) FROM people", None),
-        # Each repeat fits; 200 of them do not (10,000 took ~8 s).
-        ("SELECT printf(?, 'x')", ["%.100000c" * 200]),
+        # Each repeat fits, but SQLite writes them all before it gives up: ~8 s.
+        ("SELECT printf(?, 'x')", ["%.100000c" * 10_000]),
     ],
 )
-async def test_printf_that_could_only_loop_is_refused_before_it_runs(people, era, sql, params):
+async def test_printf_that_would_loop_for_seconds_is_stopped_at_the_time_limit(people, era, sql, params):
     async with open_session(make_server(people, timeout_ms=300), era=era) as session:
+        # Fewer than the server's workers: one stays free for the call made meanwhile.
         hostile = [
-            asyncio.create_task(session.call("query", {"sql": sql, "params": params})) for _ in range(4)
+            asyncio.create_task(session.call("query", {"sql": sql, "params": params})) for _ in range(2)
         ]
         meanwhile = await session.call_ok("query", {"sql": "SELECT printf('%d pets', count(*)) FROM pets"})
         outcomes = await asyncio.gather(*hostile)
     assert meanwhile.data["rows"] == [["300 pets"]]
     for outcome in outcomes:
         assert outcome.is_error and outcome.text.startswith("Error (limit_exceeded)"), outcome.text
-        assert "printf()/format()" in outcome.text and "16 MiB" in outcome.text
-        assert "will not help" in outcome.text and "substr" in outcome.text
+        assert "300 ms limit" in outcome.text and "will not help" in outcome.text
 
 
-# A statement that calls the function, then takes a few thousand VM steps, so the progress handler
-# runs after the call: before the fix the call alone took ~10 s and the statement was stopped at the
-# time limit; now it answers.
-_AFTER = (
-    "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000) SELECT count(*) FROM c)"
-)
-
-
-@pytest.mark.parametrize(
-    ("call", "expected"),
-    [
-        ("instr(printf('%.*c', 1000000, 'a'), printf('%.*c', 500000, 'a') || 'b')", 0),
-        (
-            "instr(CAST(printf('%.*c', 1000000, 'a') AS BLOB), CAST(printf('%.*c', 500000, 'a') || 'b' AS BLOB))",
-            0,
-        ),
-        ("length(replace(printf('%.*c', 1000000, 'a'), printf('%.*c', 500000, 'a') || 'b', 'x'))", 1000000),
-        ("instr(printf('%.*c', 1000000, 'é') || 'b', printf('%.*c', 500000, 'é') || 'b')", 500001),
-    ],
-)
-async def test_instr_and_replace_take_linear_time_on_long_values(people, era, call, expected):
-    async with open_session(make_server(people, timeout_ms=2000), era=era) as session:
-        slow = asyncio.create_task(session.call("query", {"sql": f"SELECT {call}, {_AFTER}"}))
-        meanwhile = await session.call_ok(
-            "query", {"sql": "SELECT instr(name, '9') FROM people WHERE id = 9"}
-        )
-        outcome = await slow
-    assert meanwhile.data["rows"] == [[8]]
-    assert not outcome.is_error, outcome.text
-    assert outcome.data["rows"] == [[expected, 5000]]
-
-
-async def test_views_and_generated_columns_using_replaced_functions_still_read(tmp_path, era):
+async def test_views_and_generated_columns_using_printf_instr_and_replace_read(tmp_path, era):
     path = tmp_path / "schema.db"
     connection = sqlite3.connect(path)
     connection.executescript(
@@ -375,7 +342,7 @@ async def test_views_and_generated_columns_using_replaced_functions_still_read(t
         indexed = (
             await session.call_ok("query", {"sql": "SELECT a FROM t WHERE replace(a, 'x', 'y') = 'ybq'"})
         ).data
-        # The schema is trusted only for the statement that needed it; the authorizer still rules.
+        # SQLite's own printf/instr/replace: innocuous, so the schema may use them with trusted_schema off.
         refused = await session.call_error("query", {"sql": "SELECT r, 'a' REGEXP 'a' FROM v"})
     assert table["rows"] == [["abc", 2], ["xbq", 2]]
     assert view["rows"] == [["abc", "  abc|", "2"], ["ybq", "  xbq|", "2"]]

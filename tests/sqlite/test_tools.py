@@ -34,6 +34,7 @@ async def test_list_tables_counts_rows_and_columns(people, era):
         "row_count": 250,
         "row_count_exact": True,
         "column_count": 4,
+        "problem": None,
     }
     assert tables["pets"]["row_count"] == 300
 

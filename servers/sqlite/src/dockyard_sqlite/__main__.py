@@ -38,6 +38,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-rows", type=int, default=defaults.max_rows, help="hard ceiling on rows per query page"
     )
     group.add_argument("--timeout-ms", type=int, default=defaults.timeout_ms, help="time limit per statement")
+    group.add_argument(
+        "--memory-mb",
+        type=int,
+        default=defaults.memory_mb,
+        help="memory bound of the whole server: its own process and its SQLite worker processes",
+    )
+    group.add_argument(
+        "--workers", type=int, default=defaults.workers, help="SQLite worker processes (statements at once)"
+    )
+    group.add_argument(
+        "--max-write-mb",
+        type=int,
+        default=defaults.max_write_mb,
+        help="with --allow-write: how much one execute call may grow a database file",
+    )
 
 
 def build(args: argparse.Namespace):

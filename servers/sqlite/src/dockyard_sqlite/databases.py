@@ -15,6 +15,8 @@ from dockyard_shared import InvalidArgument, NotFound, did_you_mean
 from dockyard_shared.offload import run_in_thread
 
 from .database import Budget, Database
+from .database.connection import worker_limits
+from .executor import WorkerPool
 from .models import ExecuteResult, QueryPlan, QueryResult, TableDescription, TableList
 from .settings import DatabaseSpec, Limits
 
@@ -25,19 +27,29 @@ Params = dict[str, Any] | list[Any] | None
 
 
 class DatabaseSet:
+    """Every served database, and the pool of worker processes all their statements run in
+    (:mod:`.executor`)."""
+
     def __init__(self, specs: tuple[DatabaseSpec, ...], limits: Limits) -> None:
         self.specs = specs
         self.limits = limits
+        self.pool = WorkerPool(worker_limits(limits))
         self.databases: dict[str, Database] = {}
 
     def open(self, *, writable: bool, create: bool = False) -> DatabaseSet:
         """Open every database (creating a missing file when ``writable`` and ``create``) and check that
         it is readable now, so a bad path stops the server at start-up with a clear message."""
         for spec in self.specs:
-            database = Database(spec, writable=writable, create=create and writable, limits=self.limits)
+            database = Database(
+                spec, writable=writable, create=create and writable, limits=self.limits, pool=self.pool
+            )
             database.check_readable()
             self.databases[spec.alias] = database
         return self
+
+    def close(self) -> None:
+        """Stop the worker processes now."""
+        self.pool.close()
 
     @property
     def aliases(self) -> list[str]:
@@ -64,11 +76,11 @@ class DatabaseSet:
         """Run ``work`` in a worker thread under a fresh budget.
 
         The event loop keeps serving other requests meanwhile. If the request is cancelled, the budget
-        is marked so SQLite's progress handler interrupts the statement within a few thousand VM steps,
-        and the worker thread is released.
+        is cancelled: the worker process running its statement is killed (and replaced), so the work
+        stops at once, and the thread is released.
         """
         budget = Budget(self.limits.timeout_ms)
-        return await run_in_thread(lambda: work(budget), on_cancel=budget.cancelled.set)
+        return await run_in_thread(lambda: work(budget), on_cancel=budget.cancel)
 
     # -- what the tools and resources call --------------------------------------------------------
     # A catalog answer kept while the file is unchanged is looked up on the event loop (three stat

@@ -27,7 +27,10 @@ class TableSummary(BaseModel):
     type: Literal["table", "view"]
     row_count: int | None = Field(description="rows; null when counting would be too slow (large views)")
     row_count_exact: bool = Field(description="false when row_count is an estimate (the largest rowid)")
-    column_count: int
+    column_count: int | None = Field(description="null when the object cannot be read (see problem)")
+    problem: str | None = Field(
+        default=None, description="what is wrong with this object when SQLite cannot read it here"
+    )
 
 
 class TableList(BaseModel):
@@ -74,6 +77,9 @@ class TableDescription(BaseModel):
     ]
     note: str | None = Field(
         default=None, description="what was left out to fit one reply, and how to read it"
+    )
+    problem: str | None = Field(
+        default=None, description="why sample_rows or row_count are missing: what SQLite cannot read here"
     )
 
 

@@ -1,24 +1,27 @@
 """One served SQLite database: the verbs the tools call, each on a guarded connection under a budget.
 
 The work is done by the modules beside this one: :mod:`.connection` (how a statement reaches SQLite:
-pools, guarded connections, budgets), :mod:`.errors` (what a SQLite error means for the model),
+a leased worker process, under a budget), :mod:`.errors` (what a SQLite error means for the model),
 :mod:`.catalog` (tables, columns, DDL, counts), :mod:`.pages` (rows as a reply shows them, a page at a
-time) and :mod:`.writes` (what a write would destroy, and the guarded real run). SQLAlchemy is the
-connection pool only; everything is read through ``sqlite_master`` and ``pragma_*`` on the guarded
-connection, so every look-up runs under a budget and the authorizer.
+time) and :mod:`.writes` (what a write would destroy, and the guarded real run). Everything is read
+through ``sqlite_master`` and ``pragma_*`` on the guarded connection, so every look-up runs under a
+budget and the authorizer, in a worker process (:mod:`..executor`).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TypeVar
 
 from dockyard_shared import InvalidArgument, NotFound, Problem
 
 from ..catalog_cache import CatalogCache
+from ..executor import DatabaseTarget, WorkerPool
 from ..models import ExecuteResult, PlanNode, QueryPlan, QueryResult, TableDescription, TableSummary
 from ..settings import DatabaseSpec, Limits
 from . import catalog, writes
@@ -30,52 +33,86 @@ from .connection import (
     Params,
     bind,
     checkout,
-    engine,
     one_statement,
+    worker_limits,
 )
 from .errors import ColumnsNearby, problem_for
-from .pages import continuation, offset_from, query_fingerprint, read_page, rows_budget, skip_rows, too_wide
+from .pages import continuation, offset_from, query_fingerprint, rows_budget, too_wide
 
 __all__ = ["MAX_LISTED_TABLES", "MAX_VALUE_BYTES", "Budget", "Database", "TableListing"]
 
 T = TypeVar("T")
+_log = logging.getLogger(__name__)
 
 # How long a look-up made only to word an error (a did-you-mean) may take.
 _HINT_BUDGET_MS = 500
 
 
 class Database:
-    def __init__(self, spec: DatabaseSpec, *, writable: bool, create: bool, limits: Limits) -> None:
+    """One served database. Its statements run in ``pool``'s worker processes (a pool of its own,
+    sized by ``limits``, when none is given)."""
+
+    def __init__(
+        self,
+        spec: DatabaseSpec,
+        *,
+        writable: bool,
+        create: bool,
+        limits: Limits,
+        pool: WorkerPool | None = None,
+    ) -> None:
         self.alias = spec.alias
         self.path = spec.path
         self.writable = writable
         self.limits = limits
-        self._reader = engine(spec.path, writable=False, create=False, limits=limits)
-        self._writer = engine(spec.path, writable=True, create=create, limits=limits) if writable else None
+        self._own_pool = pool is None
+        self.pool = pool if pool is not None else WorkerPool(worker_limits(limits))
+        self.memory_per_statement_mb = self.pool.limits.address_space // (1024 * 1024)
+        self.max_write_mb = limits.max_write_mb
+
+        def target(writable: bool, create: bool) -> DatabaseTarget:
+            return DatabaseTarget(
+                str(spec.path), writable, create, limits.busy_timeout_ms, limits.max_write_mb * 1024 * 1024
+            )
+
+        self._reader = target(False, False)
+        self._writer = target(True, create) if writable else None
         self.catalog = CatalogCache(spec.path)
         if create and writable and not spec.path.exists():
-            with self._connection(writer=True):
-                pass  # mode=rwc creates the file on first connect
+            with self._connection(writer=True) as connection:
+                connection.execute("SELECT 1").fetchone()  # mode=rwc creates the file on first connect
+
+    def close(self) -> None:
+        """Stop the worker processes of a pool this database made for itself."""
+        if self._own_pool:
+            self.pool.close()
 
     @contextmanager
     def _connection(
         self, *, writer: bool = False, budget: Budget | None = None, sql: str | None = None
     ) -> Iterator[GuardedConnection]:
-        pool = self._writer if writer else self._reader
-        assert pool is not None
+        target = self._writer if writer else self._reader
+        assert target is not None
+        budget = budget or self._budget()
 
-        def problem(error: BaseException, connection: GuardedConnection | None) -> Problem:
-            log = connection.auth_log if connection is not None else None
-            return problem_for(error, self, log=log, budget=budget, sql=sql)
+        def problem(error: BaseException, connection: GuardedConnection) -> Problem:
+            # The next step's look-ups (did you mean…) run on the same worker: a second lease could
+            # wait behind this very call when every worker is busy.
+            hints = _Hints(self, connection)
+            return problem_for(error, hints, log=connection.auth_log, budget=budget, sql=sql)
 
-        with checkout(pool, budget=budget, problem=problem) as connection:
+        with checkout(self.pool, target, budget=budget, problem=problem) as connection:
             yield connection
 
     def _budget(self) -> Budget:
         return Budget(self.limits.timeout_ms)
 
     def check_readable(self) -> None:
-        """Fail now, with a clear message, if the file is missing, not SQLite, corrupt or unreadable."""
+        """Fail now, with a clear message, if the file is missing, not SQLite, or unreadable.
+
+        A schema SQLite cannot parse ("malformed database schema": a construct this SQLite does not
+        know) does not fail: every call on the database says what is wrong, and the others are served.
+        """
         if not self.path.exists():
             raise NotFound(
                 f"The database file {self.path} does not exist.",
@@ -85,8 +122,13 @@ class Database:
             raise InvalidArgument(
                 f"{self.path} is not a file.", next_step="Pass the path of a SQLite database file."
             )
-        with self._connection() as connection:
-            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        try:
+            with self._connection() as connection:
+                connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except Problem as problem:
+            if "malformed database schema" not in problem.what:
+                raise
+            _log.warning("database %r: %s", self.alias, problem.what)
 
     # -- what an error's next step looks up (errors.ErrorSource) ---------------------------------
 
@@ -188,9 +230,9 @@ class Database:
                 )
             columns = [d[0] for d in result.description]
             budget_left = rows_budget(columns, self.limits.max_chars)
-            skip_rows(result, offset)  # streamed: nothing before the page is kept
-            rows, more, stopped_by = read_page(
-                result, limit, max_chars=budget_left, max_cell_chars=self.limits.max_cell_chars
+            result.skip(offset)  # streamed, in the worker: nothing before the page is kept
+            rows, more, stopped_by = result.read_page(
+                limit, max_chars=budget_left, max_cell_chars=self.limits.max_cell_chars
             )
         if stopped_by == "too_wide":
             raise too_wide(offset + 1, len(columns), budget_left)
@@ -261,3 +303,29 @@ def _leading(items: list[T], max_chars: int, size_of: Callable[[T], int]) -> lis
         if used > max_chars:
             return items[:index]
     return items
+
+
+class _Hints:
+    """An :class:`.errors.ErrorSource` whose look-ups run on the connection the error came from."""
+
+    def __init__(self, database: Database, connection: GuardedConnection) -> None:
+        self.alias = database.alias
+        self.path: Path = database.path
+        self.writable = database.writable
+        self.memory_per_statement_mb = database.memory_per_statement_mb
+        self.max_write_mb = database.max_write_mb
+        self._connection = connection
+
+    def known_tables(self) -> list[str]:
+        try:
+            self._connection.limit_to(Budget(_HINT_BUDGET_MS))
+            return catalog.table_names(self._connection)
+        except (Problem, sqlite3.Error):
+            return []
+
+    def known_columns(self, sql: str | None) -> ColumnsNearby | None:
+        try:
+            self._connection.limit_to(Budget(_HINT_BUDGET_MS))
+            return catalog.columns_nearby(self._connection, sql)
+        except (Problem, sqlite3.Error):
+            return None

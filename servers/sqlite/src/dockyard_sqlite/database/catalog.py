@@ -20,11 +20,11 @@ from pydantic import BaseModel
 from dockyard_shared import NotFound, bound_text, did_you_mean
 
 from ..catalog_cache import VOLATILE_FUNCTIONS
+from ..executor import OutOfMemory, StatementStopped, WorkerDied
 from ..models import ColumnInfo, ForeignKeyInfo, IndexInfo, TableDescription, TableSummary
 from ..settings import Limits
 from .connection import Budget, GuardedConnection, quote_identifier, quote_literal
 from .errors import ColumnsNearby
-from .pages import read_page
 
 __all__ = [
     "EXACT_COUNT_UP_TO",
@@ -52,6 +52,10 @@ HINT_TABLES = 200
 # Above this many rows (judged by the largest rowid) a count is reported as an estimate: counting
 # a large table reads all of it, the estimate costs one index seek.
 EXACT_COUNT_UP_TO = 200_000
+# How long one object's count, or the compile of one view for its columns, may take in a listing.
+OBJECT_SLICE_MS = 200
+# How much of SQLite's message an object's problem repeats.
+_PROBLEM_CHARS = 300
 
 # A name, type or default longer than this is shown cut, so a reply stays bounded whatever the schema holds.
 MAX_NAME_CHARS = 1_000
@@ -102,17 +106,25 @@ def listing(
     counted within ``overall``.
 
     Each count may take 200 ms and all of them together the statement time limit; a table left
-    uncounted has row_count None. Keepable (in the catalog cache) unless a count was cut short or a
-    view counted differently from call to call.
+    uncounted has row_count None. An object SQLite cannot read here (a view calling a function this
+    server does not provide, one too costly to compile) is listed with its ``problem``, and the others
+    are listed as usual. Keepable (in the catalog cache) unless a count was cut short, an object could
+    not be read, or a view counted differently from call to call.
     """
     total = connection.execute(f"SELECT count(*) FROM sqlite_master WHERE {_USER_OBJECTS}").fetchone()[0]
-    # The column count is computed for the listed rows only, not for the whole catalog.
-    catalog = connection.execute(
-        "SELECT name, type, (SELECT count(*) FROM pragma_table_info(m.name)) FROM ("
-        f"SELECT name, type FROM sqlite_master WHERE {_USER_OBJECTS} ORDER BY type, name LIMIT ?) AS m "
-        "ORDER BY type, name",
-        (limit,),
-    ).fetchall()
+    listed = f"SELECT name, type FROM sqlite_master WHERE {_USER_OBJECTS} ORDER BY type, name LIMIT ?"
+    try:
+        # The column count is computed for the listed rows only, not for the whole catalog.
+        catalog = connection.execute(
+            f"SELECT name, type, (SELECT count(*) FROM pragma_table_info(m.name)) FROM ({listed}) AS m "
+            "ORDER BY type, name",
+            (limit,),
+        ).fetchall()
+        problems: dict[str, str] = {}
+    except sqlite3.Error:  # one object cannot be read: find which, one at a time
+        catalog, problems = _columns_one_by_one(
+            connection, connection.execute(listed, (limit,)).fetchall(), overall
+        )
     summaries = []
     uncounted = 0
     size = 0
@@ -121,14 +133,21 @@ def listing(
         if size > max_chars:
             break
         remaining_ms = int((overall.deadline - time.monotonic()) * 1000)
-        if remaining_ms > 0:
-            count, exact = count_rows(connection, name, kind, min(200, remaining_ms), overall)
+        if name in problems:
+            count, exact = None, False
+        elif remaining_ms > 0:
+            count, exact = count_rows(connection, name, kind, min(OBJECT_SLICE_MS, remaining_ms), overall)
         else:
             count, exact = None, False
             uncounted += 1
         summaries.append(
             TableSummary.model_construct(
-                name=cut_name(name), type=kind, row_count=count, row_count_exact=exact, column_count=columns
+                name=cut_name(name),
+                type=kind,
+                row_count=count,
+                row_count_exact=exact,
+                column_count=columns,
+                problem=problems.get(name),
             )
         )
     # A table left uncounted has row_count None too.
@@ -139,6 +158,11 @@ def listing(
             f"Only the first {len(summaries)} of {total} tables and views are listed (tables first, "
             "then views, by name). Find others with query, e.g. SELECT name, type FROM sqlite_master "
             "WHERE type IN ('table', 'view') AND name LIKE 'prefix%'; describe_table works on any of them."
+        )
+    if problems:
+        notes.append(
+            f"{len(problems)} of the objects listed cannot be read here; each one's problem says why. "
+            "The others can be queried as usual."
         )
     if uncounted:
         notes.append(
@@ -151,6 +175,44 @@ def listing(
         tables=summaries, total=total, truncated=total > len(summaries), note=" ".join(notes) or None
     )
     return found, keepable
+
+
+def _columns_one_by_one(
+    connection: GuardedConnection, objects: list[tuple[str, str]], overall: Budget
+) -> tuple[list[tuple[str, str, int | None]], dict[str, str]]:
+    """Each object's column count, each under a slice of its own: (name, type, count) rows, and what is
+    wrong with the objects SQLite cannot read."""
+    catalog: list[tuple[str, str, int | None]] = []
+    problems: dict[str, str] = {}
+    for name, kind in objects:
+        remaining_ms = int((overall.deadline - time.monotonic()) * 1000)
+        if remaining_ms <= 0:
+            problems[name] = "not read: the listing ran out of time before this object"
+            catalog.append((name, kind, None))
+            continue
+        connection.limit_to(Budget(min(OBJECT_SLICE_MS, remaining_ms)), overall)
+        try:
+            count = connection.execute("SELECT count(*) FROM pragma_table_info(?)", (name,)).fetchone()[0]
+        except sqlite3.Error as error:
+            problems[name] = object_problem(error)
+            catalog.append((name, kind, None))
+            continue
+        finally:
+            connection.limit_to(overall)
+        catalog.append((name, kind, count))
+    return catalog, problems
+
+
+def object_problem(error: sqlite3.Error) -> str:
+    """What is wrong with a table or view SQLite cannot read, in a phrase for a listing."""
+    if isinstance(error, (OutOfMemory, WorkerDied)):
+        return "SQLite cannot compile it here: it needs more memory than one statement may use"
+    if isinstance(error, StatementStopped) or "interrupted" in str(error):
+        return f"SQLite cannot compile it here: compiling it takes longer than {OBJECT_SLICE_MS} ms"
+    message = str(error)
+    if len(message) > _PROBLEM_CHARS:
+        message = message[:_PROBLEM_CHARS] + "…"
+    return f"SQLite cannot read it here: {message}"
 
 
 def count_rows(
@@ -172,7 +234,7 @@ def count_rows(
                 return int(largest), False
         return connection.execute(f"SELECT count(*) FROM {quoted}").fetchone()[0], True
     except sqlite3.OperationalError as error:
-        if "interrupted" in str(error):
+        if "interrupted" in str(error) or isinstance(error, (OutOfMemory, WorkerDied)):
             return None, False
         raise
     finally:
@@ -214,12 +276,17 @@ def describe(
         "SELECT substr(sql, 1, ?), length(sql) FROM sqlite_master WHERE name = ?",
         (limits.max_chars // 4, table),
     ).fetchone()
-    cursor = connection.execute(f"SELECT * FROM {quote_identifier(table)} LIMIT ?", (limits.sample_rows,))
-    sample, _, stopped_by = read_page(
-        cursor, limits.sample_rows, max_chars=limits.max_chars // 4, max_cell_chars=limits.max_cell_chars
-    )
-    count, exact = count_rows(connection, table, kind, 200, budget)
-    keepable = count is not None and not volatile(connection)
+    problem, stopped_by = None, None
+    try:
+        cursor = connection.execute(f"SELECT * FROM {quote_identifier(table)} LIMIT ?", (limits.sample_rows,))
+        sample, _, stopped_by = cursor.read_page(
+            limits.sample_rows, max_chars=limits.max_chars // 4, max_cell_chars=limits.max_cell_chars
+        )
+        count, exact = count_rows(connection, table, kind, OBJECT_SLICE_MS, budget)
+    except sqlite3.Error as error:  # a generated column or view calling a function this server lacks
+        problem = object_problem(error) + " (no sample rows; select the columns you need by name)"
+        sample, count, exact = [], None, False
+    keepable = count is not None and problem is None and not volatile(connection)
     create_sql = row[0] if row else None
     if create_sql is not None and row[1] > len(create_sql):
         create_sql += (
@@ -283,6 +350,7 @@ def describe(
         row_count_exact=exact,
         sample_rows=sample,
         note=" ".join(notes) or None,
+        problem=problem,
     )
     return description, keepable
 

@@ -23,7 +23,8 @@ from dockyard_shared import (
 )
 from dockyard_shared.errors import scrub_paths
 
-from ..safety import SLOW_FUNCTIONS, AuthorizerLog
+from ..executor import OutOfMemory, StatementStopped, WorkerDied
+from ..safety import UNAVAILABLE_FUNCTIONS
 from .connection import MAX_LIKE_PATTERN_BYTES, MAX_VALUE_BYTES, Budget
 
 __all__ = [
@@ -42,12 +43,22 @@ MAX_ERROR_ECHO_CHARS = 1_000
 ColumnsNearby = tuple[list[str], dict[str, list[str]]]
 
 
+class RefusalLog(Protocol):
+    """What the authorizer refused first, in words (see :class:`..safety.AuthorizerLog`)."""
+
+    @property
+    def refused(self) -> str | None: ...
+
+
 class ErrorSource(Protocol):
     """The database an error came from, and the catalog look-ups a next step may need."""
 
     alias: str
     path: Path
     writable: bool
+    # The memory one worker process may use, and how much one call may grow the file (write mode).
+    memory_per_statement_mb: int
+    max_write_mb: int
 
     def known_tables(self) -> list[str]:
         """Every table and view name; empty when the catalog cannot be read."""
@@ -62,7 +73,7 @@ def problem_for(
     error: BaseException,
     source: ErrorSource,
     *,
-    log: AuthorizerLog | None = None,
+    log: RefusalLog | None = None,
     budget: Budget | None = None,
     sql: str | None = None,
 ) -> Problem:
@@ -74,26 +85,34 @@ def problem_for(
         cut = len(message) - MAX_ERROR_ECHO_CHARS
         message = message[:MAX_ERROR_ECHO_CHARS] + f"…[{cut} more characters]"
     lowered = message.lower()
-    refused_call = log.function_refused if log is not None else None
-    if refused_call and "user-defined function raised exception" in lowered:
+    if isinstance(error, (OutOfMemory, WorkerDied, MemoryError)):
         return LimitExceeded(
-            f"{refused_call} The statement was refused before running that call: SQLite's time "
-            "limit cannot stop a single function call once it has started.",
-            next_step="Use smaller arguments: build long strings from shorter pieces "
-            "(substr, ||, a recursive CTE), and search long values with shorter patterns.",
+            f"The statement needed more memory than this server lets one statement use (about "
+            f"{source.memory_per_statement_mb} MiB): a statement that takes very long to compile "
+            "(deeply nested or repeated CTEs and views), a row of many large values, or a large "
+            "value built in memory.",
+            next_step="Simplify the statement (fewer nested CTEs), name only the columns you need, and "
+            "read large values in pieces with substr(column, start, count) or length(column).",
         )
     if "interrupted" in lowered and budget is not None:
         if budget.cancelled.is_set():
             return LimitExceeded("The statement was cancelled by the client.", next_step="None needed.")
-        return LimitExceeded(
-            f"The statement ran longer than the {budget.timeout_ms} ms limit and was stopped "
-            "(a runaway recursive CTE, a cross join or a scan of a very large table).",
-            next_step="Add a LIMIT or a narrower WHERE, make sure a recursive CTE terminates, "
-            "or check the plan with explain_query.",
+        how = (
+            " inside one step — compiling it, or one function call on long values (trim, LIKE, "
+            "instr, printf…) — so its worker process was stopped"
+            if isinstance(error, StatementStopped)
+            else ""
         )
-    slow = _slow_function(lowered, log)
-    if slow is not None:
-        return slow
+        return LimitExceeded(
+            f"The statement ran longer than the {budget.timeout_ms} ms limit and was stopped{how} "
+            "(a runaway recursive CTE, a cross join, a scan of a very large table, or costly "
+            "functions on long values).",
+            next_step="Add a LIMIT or a narrower WHERE, make sure a recursive CTE terminates, "
+            "work on shorter values (substr), or check the plan with explain_query.",
+        )
+    unavailable = _unavailable_function(lowered, log)
+    if unavailable is not None:
+        return unavailable
     if "not authorized" in lowered or "authorization denied" in lowered or "too many attached" in lowered:
         what = (
             log.refused if log is not None else None
@@ -104,14 +123,27 @@ def problem_for(
             next_step=(
                 "Use query for SELECT/WITH/VALUES/EXPLAIN statements only."
                 if not source.writable
-                else "Only plain INSERT/UPDATE/DELETE and table DDL are allowed; "
-                "ATTACH, VACUUM INTO, extensions, transaction control and PRAGMA writes never are."
+                else "Only plain INSERT/UPDATE/DELETE and table DDL are allowed; ATTACH, VACUUM INTO, "
+                "extensions, transaction control, PRAGMA writes and TEMP tables, views and triggers "
+                "never are."
             ),
         )
     if "readonly database" in lowered or "read-only" in lowered:
         return PermissionDenied(
             "This database is served read-only; the statement tried to write.",
             next_step="Use query for reads. Writes need the server started with --allow-write (ask the user).",
+        )
+    if "database or disk is full" in lowered and source.writable:
+        return LimitExceeded(
+            f"The statement would grow the database file by more than {source.max_write_mb} MiB, this "
+            "server's limit for one call (--max-write-mb). Nothing was changed.",
+            next_step="Write less per call: split the INSERT or UPDATE into smaller ranges of rows.",
+        )
+    if "unsafe use of" in lowered:
+        return PermissionDenied(
+            f"A view, trigger, generated column or index of this database calls a function this server "
+            f"does not run from the schema ({message}).",
+            next_step="Leave that object out: select from the tables underneath, or the other columns by name.",
         )
     if "pattern too complex" in lowered:
         return LimitExceeded(
@@ -176,21 +208,20 @@ def problem_for(
     )
 
 
-def _slow_function(lowered: str, log: AuthorizerLog | None) -> Problem | None:
-    """REGEXP and the like: refused by the authorizer in the statement, or met in a generated column or
-    index of the schema ("unsafe use of regexp()", as trusted_schema is off)."""
-    for function, instead in SLOW_FUNCTIONS.items():
+def _unavailable_function(lowered: str, log: RefusalLog | None) -> Problem | None:
+    """REGEXP and the like: no such function here (:data:`..safety.UNAVAILABLE_FUNCTIONS`), whether the
+    statement calls it or a generated column, index or view of the schema does."""
+    for function, instead in UNAVAILABLE_FUNCTIONS.items():
         refused_here = log is not None and log.refused == f"the function {function}()"
-        in_schema = f"unsafe use of {function}()" in lowered or (
-            log is not None and log.slow_function_called == function
-        )
-        if refused_here or in_schema:
+        in_statement = refused_here or f"no such function: {function}" in lowered
+        in_schema = f"unknown function: {function}()" in lowered or f"unsafe use of {function}()" in lowered
+        if in_statement or in_schema:
             return PermissionDenied(
-                f"{function.upper()} is not available on this server: it runs as Python code, "
-                "outside the per-statement time limit, and a pattern such as '^(a+)+$' can run "
-                "for hours."
-                + ("" if refused_here else " A generated column or index of this table uses it."),
-                next_step=instead + ("" if refused_here else " Select the table's other columns by name."),
+                f"{function.upper()} is not available on this server: SQLite has none of its own, and one "
+                "written in Python would run outside the per-statement time limit (a pattern such as "
+                "'^(a+)+$' can run for hours)."
+                + ("" if in_statement else " A generated column or index of this table uses it."),
+                next_step=instead + ("" if in_statement else " Select the table's other columns by name."),
             )
     return None
 

@@ -1,0 +1,351 @@
+"""The process that runs this server's SQLite statements, so that any one of them can be stopped.
+
+SQLite checks the time limit (its progress handler) only between VM steps, and a thread cannot be
+stopped from outside. Compiling a statement is not a VM step — a kilobyte of nested CTEs doubles
+prepare time and memory per level — and neither is one function call: ``trim(x, y)`` of two long
+texts, LIKE against a 16 MiB text, ``printf('%.*c', 2147483647, 'x')`` each run for seconds to hours
+inside one step. So every statement runs here, in a worker process that :mod:`.executor` kills when
+the statement outlives its deadline by a margin or its request is cancelled, and replaces:
+
+- The address space is capped (``RLIMIT_AS``) and so is SQLite's heap (``PRAGMA hard_heap_limit``,
+  which makes a runaway compile fail with "out of memory" long before the address-space cap).
+- No application function is registered — no Python ``regexp``, no Python replacements — so no
+  schema expression (a view, a generated column, an index) can reach Python code, and a database
+  whose schema names an unknown function still opens: only the objects using it fail, and say so.
+- Every connection gets the authorizer (:mod:`.safety`) and SQLite's own limits (:data:`LIMITS`).
+- Pages are read and cut here (:mod:`.rows`), so only a bounded page leaves this process.
+
+It imports only the standard library, pydantic-core and this package's lean modules, so it starts in
+about a tenth of a second and its resident size is small (measured: ~25 MB).
+
+Protocol, on stdin/stdout: 4-byte little-endian length, then a pickle of plain values (tuples, lists,
+dicts, str, bytes, int, float, bool, None). The parent unpickles with a loader that refuses every
+class (:func:`loads`), so a compromised worker cannot make it run code. Requests and replies:
+
+    ("exec", spec, sql, params, deadline, control, fresh) -> ("ok", (cursor, columns, rowcount, lastrowid, state))
+    ("fetch", cursor, size, deadline)  -> ("ok", (rows, state))     size < 0: all remaining rows
+    ("page", cursor, limit, max_chars, max_cell_chars, deadline) -> ("ok", (rows, more, stopped_by, state))
+    ("skip", cursor, count, deadline)  -> ("ok", state)
+    ("close", cursor)                  -> ("ok", None)
+    ("log",)                           -> ("ok", log)
+    any failure                        -> ("error", (kind, message, log, state))
+
+``spec`` names a database and a mode; ``fresh`` starts a new lease (the log, cursors and any
+transaction of the last one are dropped); ``deadline`` is a ``time.monotonic()`` value (the same clock
+in every process on Linux); ``state`` is ``(in_transaction, total_changes)``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import resource
+import sqlite3
+import struct
+import sys
+import threading
+import time
+from collections import OrderedDict
+from typing import Any, BinaryIO
+from urllib.parse import quote
+
+from .rows import read_page, skip_rows
+from .safety import AuthorizerLog, authorizer
+
+__all__ = [
+    "LIMITS",
+    "MAX_LIKE_PATTERN_BYTES",
+    "MAX_VALUE_BYTES",
+    "PROGRESS_STEPS",
+    "loads",
+    "read_message",
+    "write_message",
+]
+
+# The longest string or blob, and the largest stored row, any statement may make or read
+# (SQLITE_LIMIT_LENGTH). Far above what a reply shows (a text value is cut at max_cell_chars, a blob is
+# a 32-byte preview), so it only bounds memory. The price, paid knowingly: a value stored larger than
+# this cannot be read at all (not even with substr(); length() of a blob still works), a row holding
+# one cannot be UPDATEd, and in write mode no INSERT can store a value (or row) this large.
+MAX_VALUE_BYTES = 16 * 1024 * 1024
+# The longest LIKE/GLOB pattern. One LIKE is a single VM step and costs text length × pattern length:
+# measured against a 16 MiB text, ~15 ms per pattern byte (SQLite's default limit, 50,000 bytes, would be
+# ~12 minutes per row). The worker is killed at the deadline anyway; this keeps one LIKE short enough
+# that the time limit usually stops the statement cleanly, between steps, without a kill.
+MAX_LIKE_PATTERN_BYTES = 128
+# SQLite's own limits, set on every connection: the first line, before time and memory.
+LIMITS = {
+    sqlite3.SQLITE_LIMIT_ATTACHED: 0,  # no ATTACH, no VACUUM INTO: no other file
+    sqlite3.SQLITE_LIMIT_LENGTH: MAX_VALUE_BYTES,
+    sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH: MAX_LIKE_PATTERN_BYTES,
+    sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER: 10_000,  # placeholders per statement (default 250,000)
+    sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH: 100,  # recursive triggers (default 1,000 levels)
+    sqlite3.SQLITE_LIMIT_WORKER_THREADS: 0,  # no sorter threads: one statement, one thread
+}
+# Limits that also apply when SQLite parses the schema (SQL_LENGTH, EXPR_DEPTH, COLUMN,
+# COMPOUND_SELECT, FUNCTION_ARG) keep their defaults: lowering them makes a database whose schema
+# exceeds them unreadable as a whole ("malformed database schema"). VDBE_OP does not help either:
+# measured on SQLite 3.40, nested CTEs reach gigabytes with it at 20,000.
+
+# SQLite calls the progress handler (the deadline check, a Python call) every this many VM
+# instructions: ~0.1 ms of work apart; a full scan of a million rows pays ~1,000 Python calls
+# (measured: under 1% of an aggregate over the bench's 1,000,000 rows).
+PROGRESS_STEPS = 10_000
+# How many databases one worker keeps open (each holds up to 2 MB of page cache).
+_KEPT_CONNECTIONS = 8
+# Cursors one lease may keep open (the catalog code nests at most two).
+_KEPT_CURSORS = 16
+_HEADER = struct.Struct("<I")
+
+
+# -- framing ---------------------------------------------------------------------------------
+
+
+def write_message(stream: BinaryIO, message: Any) -> None:
+    data = pickle.dumps(message, protocol=5)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def read_exactly(stream: BinaryIO, size: int) -> bytes | None:
+    chunks = []
+    while size:
+        chunk = stream.read(size)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_message(stream: BinaryIO) -> Any:
+    """The next message, or None at end of stream."""
+    header = read_exactly(stream, _HEADER.size)
+    if header is None:
+        return None
+    body = read_exactly(stream, _HEADER.unpack(header)[0])
+    return None if body is None else loads(body)
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"refused: {module}.{name}")
+
+
+def loads(data: bytes) -> Any:
+    """Unpickle plain values only: any class or function reference is refused."""
+    return _PlainUnpickler(io.BytesIO(data)).load()
+
+
+# -- connections -----------------------------------------------------------------------------
+
+
+class _Connection(sqlite3.Connection):
+    auth_log: AuthorizerLog
+    write_pages: int  # how many pages one statement may add to the file (0: read-only)
+
+    def limit_growth(self) -> None:
+        """Let the next statement grow the file by at most ``write_pages`` pages ("database or disk
+        is full" past that): max_page_count is the connection's own setting, not the file's."""
+        with self.auth_log.own_statement():
+            pages = self.execute("PRAGMA page_count").fetchone()[0]
+            self.execute(f"PRAGMA max_page_count = {pages + self.write_pages}")
+
+
+def _open(spec: tuple[str, bool, bool, int, int]) -> _Connection:
+    path, writable, create, busy_timeout_ms, max_write_bytes = spec
+    mode = "rwc" if create else "rw" if writable else "ro"
+    connection = sqlite3.connect(
+        f"file:{quote(path)}?mode={mode}",
+        uri=True,
+        factory=_Connection,
+        isolation_level=None,  # autocommit: every call is its own transaction
+        timeout=busy_timeout_ms / 1000,
+        # Every statement is compiled afresh so the authorizer sees (and logs) each one: a cached
+        # statement would skip it, and destructive-write detection reads that log.
+        cached_statements=0,
+    )
+    # Before the authorizer goes on, while these pragmas are still ours to run.
+    connection.execute("PRAGMA trusted_schema = OFF")
+    connection.execute("PRAGMA foreign_keys = ON")
+    for limit, value in LIMITS.items():
+        connection.setlimit(limit, value)
+    page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+    connection.write_pages = max(1, max_write_bytes // page_size) if writable else 0
+    connection.auth_log = AuthorizerLog()
+    connection.set_authorizer(authorizer(writable=writable, log=connection.auth_log))
+    return connection
+
+
+def _state(connection: sqlite3.Connection | None) -> tuple[bool, int]:
+    if connection is None:
+        return False, 0
+    return connection.in_transaction, connection.total_changes
+
+
+def _log(connection: _Connection | None) -> dict[str, Any] | None:
+    if connection is None:
+        return None
+    log = connection.auth_log
+    return {
+        "actions": log.actions,
+        "refused": log.refused,
+        "refused_bookkeeping": log.refused_bookkeeping,
+        "deleted": log.deleted,
+        "updated": log.updated,
+        "altered": log.altered,
+    }
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.connections: OrderedDict[tuple, _Connection] = OrderedDict()
+        self.connection: _Connection | None = None
+        self.cursors: dict[int, sqlite3.Cursor] = {}
+        self.next_cursor = 0
+        self.deadline = 0.0
+
+    def expired(self) -> int:
+        return 1 if time.monotonic() > self.deadline else 0
+
+    def connect(self, spec: tuple) -> _Connection:
+        connection = self.connections.pop(spec, None)
+        if connection is None:
+            connection = _open(spec)
+            connection.set_progress_handler(self.expired, PROGRESS_STEPS)
+        self.connections[spec] = connection  # most recently used last
+        while len(self.connections) > _KEPT_CONNECTIONS:
+            _, oldest = self.connections.popitem(last=False)
+            oldest.close()
+        return connection
+
+    def begin(self, connection: _Connection) -> None:
+        """A new lease: nothing of the last one's cursors, log or transaction is left."""
+        for cursor in self.cursors.values():
+            cursor.close()
+        self.cursors.clear()
+        connection.auth_log.reset()
+        with connection.auth_log.own_statement():
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            if connection.write_pages:
+                # TEMP objects are refused to statements; any here are the server's own, left by a
+                # checked run that did not finish: none may outlive its call.
+                for kind, name in connection.execute("SELECT type, name FROM sqlite_temp_master").fetchall():
+                    if kind in ("table", "view", "trigger"):
+                        quoted = '"' + name.replace('"', '""') + '"'
+                        connection.execute(f"DROP {kind.upper()} IF EXISTS temp.{quoted}")
+
+    def handle(self, request: tuple) -> tuple[str, Any]:
+        op = request[0]
+        if op == "exec":
+            _, spec, sql, params, deadline, control, fresh = request
+            self.deadline = deadline
+            connection = self.connection = self.connect(spec)
+            if fresh:
+                self.begin(connection)
+            if control == "own":
+                with connection.auth_log.own_statement():
+                    cursor = connection.execute(sql, params)
+            else:
+                if connection.write_pages:
+                    connection.limit_growth()
+                cursor = connection.execute(sql, params)
+            self.next_cursor += 1
+            self.cursors[self.next_cursor] = cursor
+            while len(self.cursors) > _KEPT_CURSORS:  # the oldest first: dicts keep insertion order
+                self.cursors.pop(next(iter(self.cursors))).close()
+            columns = None if cursor.description is None else [d[0] for d in cursor.description]
+            return "ok", (self.next_cursor, columns, cursor.rowcount, cursor.lastrowid, _state(connection))
+        if op == "fetch":
+            _, cursor_id, size, self.deadline = request
+            cursor = self._cursor(cursor_id)
+            rows = cursor.fetchall() if size < 0 else cursor.fetchmany(size)
+            return "ok", (rows, _state(self.connection))
+        if op == "page":
+            _, cursor_id, limit, max_chars, max_cell_chars, self.deadline = request
+            rows, more, stopped_by = read_page(
+                self._cursor(cursor_id), limit, max_chars=max_chars, max_cell_chars=max_cell_chars
+            )
+            return "ok", (rows, more, stopped_by, _state(self.connection))
+        if op == "skip":
+            _, cursor_id, count, self.deadline = request
+            skip_rows(self._cursor(cursor_id), count)
+            return "ok", _state(self.connection)
+        if op == "close":
+            cursor = self.cursors.pop(request[1], None)
+            if cursor is not None:
+                cursor.close()
+            return "ok", None
+        if op == "log":
+            return "ok", _log(self.connection)
+        raise ValueError(f"unknown request {op!r}")
+
+    def _cursor(self, cursor_id: int) -> sqlite3.Cursor:
+        cursor = self.cursors.get(cursor_id)
+        if cursor is None:
+            raise sqlite3.ProgrammingError("Cannot operate on a closed cursor.")
+        return cursor
+
+    def failure(self, error: BaseException) -> tuple[str, Any]:
+        message = str(error) or type(error).__name__
+        return "error", (type(error).__name__, message, _log(self.connection), _state(self.connection))
+
+
+# -- the process -----------------------------------------------------------------------------
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this process soon after the server's: reparenting changes our parent's pid. A thread, as
+    the main one may be inside one long SQLite step (sqlite3 releases the GIL around each)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.stack_size(256 * 1024)
+    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
+
+
+def _address_space() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def main() -> None:
+    parent = os.getppid()
+    # The protocol owns the original stdout; anything printed by accident goes to stderr instead.
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    requests = os.fdopen(0, "rb")
+    config = read_message(requests)
+    if config is None:
+        return
+    address_space, heap = config
+    _exit_with_parent(parent)
+    # SQLite's heap limit is process-wide: set once, on a connection of our own.
+    sqlite3.connect(":memory:").execute(f"PRAGMA hard_heap_limit = {int(heap)}").close()
+    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+    write_message(replies, ("ready", os.getpid(), _address_space()))
+    worker = _Worker()
+    while True:
+        try:
+            request = read_message(requests)
+        except MemoryError:
+            request = ("invalid",)
+        if request is None:
+            return
+        try:
+            reply = worker.handle(request)
+        except (sqlite3.Error, MemoryError, OverflowError, ValueError, TypeError) as error:
+            reply = worker.failure(error)
+        try:
+            write_message(replies, reply)
+        except MemoryError:  # the reply itself did not fit: say so, in a message that does
+            write_message(replies, ("error", ("MemoryError", "out of memory", None, _state(None))))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
