@@ -64,6 +64,14 @@ class ProcessTree:
                 continue
         return found
 
+    def alive(self) -> bool:
+        """Whether the server process itself still runs (not a zombie)."""
+        try:
+            state = Path(f"/proc/{self.root}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return False
+        return state != "Z"
+
     def children(self) -> list[int]:
         return [pid for pid in self.pids() if pid != self.root]
 

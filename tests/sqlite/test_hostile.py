@@ -133,13 +133,17 @@ async def test_a_cancelled_call_stops_burning_cpu(sqlite_launch, plain, era):
             await asyncio.sleep(0.1)
             if tree.cpu_seconds() - busy_from > 0.3:
                 break
+        else:
+            raise AssertionError("the statement never started")
         running.cancel()  # the client sends notifications/cancelled
         await asyncio.sleep(1.0)  # the cancellation reaches the server
         idle_from = tree.cpu_seconds()
         await asyncio.sleep(2.0)
         burnt = tree.cpu_seconds() - idle_from
+        served_on = tree.alive()  # the same server process, not a restarted one
         after = await session.call_ok("query", {"sql": "SELECT count(*) FROM notes"})
     # An idle server and its idle workers burn next to nothing; the statement alone, a full core.
+    assert served_on, "the server process ended when the call was cancelled"
     assert burnt < 0.15, f"{burnt:.2f} s of CPU in 2 s after the call was cancelled"
     assert after.data["rows"] == [[2]]
 
@@ -226,3 +230,26 @@ async def test_a_hostile_database_is_listed_object_by_object_and_the_others_are_
     # registers, so no schema expression can reach Python code.
     own = sqlite3.connect(":memory:").execute("SELECT name FROM pragma_function_list WHERE builtin = 0")
     assert sorted(r[0] for r in functions["rows"]) == sorted(r[0] for r in own)
+
+
+async def test_a_database_whose_schema_sqlite_cannot_parse_does_not_stop_the_others(
+    sqlite_launch, tmp_path, plain
+):
+    broken = tmp_path / "broken.db"
+    connection = sqlite3.connect(broken)
+    connection.executescript("CREATE TABLE t (x); CREATE TABLE u (y);")
+    connection.execute("PRAGMA writable_schema = ON")
+    # What a newer SQLite, or a hostile writer, may leave in the catalog: this SQLite cannot parse it.
+    connection.execute(
+        "UPDATE sqlite_master SET sql = 'CREATE TABLE u (y) WITH FUTURE SYNTAX' WHERE name = 'u'"
+    )
+    connection.commit()
+    connection.close()
+    launch = sqlite_launch("--db", f"broken={broken}", "--db", f"plain={plain}")
+    async with open_session(launch, era=MODERN, timeout=PATIENCE_S) as session:
+        served = (
+            await session.call_ok("query", {"sql": "SELECT count(*) FROM notes", "database": "plain"})
+        ).data
+        refused = await session.call_error("list_tables", {"database": "broken"})
+    assert served["rows"] == [[2]]
+    assert refused.startswith("Error (conflict)") and "malformed database schema" in refused
