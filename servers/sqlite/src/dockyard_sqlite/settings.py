@@ -33,7 +33,7 @@ __all__ = [
 READ = Toolset("read", "list_tables, describe_table, query, explain_query: read-only SQL", read_only=True)
 WRITE = Toolset(
     "write",
-    "execute: INSERT/UPDATE/DELETE and table DDL (--allow-write); dropping or emptying a table asks the user",
+    "execute: INSERT/UPDATE/DELETE and table DDL (--allow-write); destroying data asks the user",
     read_only=False,
     default=False,
 )

@@ -1,4 +1,4 @@
-"""The ``write`` toolset: execute, off by default (--allow-write). Dropping or emptying a table asks the user."""
+"""The ``write`` toolset: execute, off by default (--allow-write). A destructive statement asks the user."""
 
 from typing import Annotated
 
@@ -34,8 +34,9 @@ def register(tools: ToolRegistrar, databases: DatabaseSet, exposure: Exposure) -
         Use when: the user asked to change data or schema.
         Not for: reading (query).
         Returns: rows_affected, last_row_id, RETURNING rows (first 100).
-        Limits: one statement, committed on success. Dropping or emptying a table asks the user first.
-        Refused: ATTACH, VACUUM INTO, extensions, transactions, PRAGMA writes.
+        Limits: one statement, committed on success; grows the file by at most --max-write-mb. Dropping
+        a table, view, index, trigger or column, emptying a table or changing all its rows asks the user.
+        Refused: ATTACH, VACUUM INTO, extensions, transactions, PRAGMA writes, TEMP objects.
         """
         effect = await databases.destructive_effect(database, sql, params)
         if effect:
