@@ -240,10 +240,13 @@ class _Worker:
             with contextlib.suppress(OSError):
                 stream.close()  # type: ignore[union-attr]
 
-    def request(self, message: tuple, stop_at: float) -> tuple[str, Any]:
-        """Send ``message``; the reply's status and payload. At ``stop_at`` (a monotonic time) without
-        a reply the process is killed and :class:`StatementStopped` raised."""
+    def send(self, message: tuple) -> None:
+        """Write one request; its reply is read later (:meth:`receive`), so requests can be pipelined."""
         self._send(message)
+
+    def receive(self, stop_at: float) -> tuple[str, Any]:
+        """The next reply's status and payload. At ``stop_at`` (a monotonic time) without one the
+        process is killed and :class:`StatementStopped` raised."""
         return self._receive(stop_at)
 
     def _send(self, message: Any) -> None:
@@ -442,6 +445,11 @@ class RemoteConnection:
     """A leased worker's connection to one database: ``execute`` and a few attributes of
     ``sqlite3.Connection``, every statement under the lease's deadline (:meth:`limit_to`).
 
+    Requests are pipelined: ``execute`` sends the statement and returns at once, and the replies are
+    read when something needs them (a fetch, a page, ``description``, ``in_transaction``, the end of
+    the lease), so ``execute(...).fetchone()`` waits for the worker once, not twice. An error of the
+    statement is raised there, as SQLite's own exception class.
+
     If the worker is killed or dies, the failing call raises; the next statement starts a fresh
     worker (outside a transaction only), so a catalog walk can note one broken object and go on.
     """
@@ -454,15 +462,19 @@ class RemoteConnection:
         self._budgets: tuple[Budget, ...] = ()
         self._deadline = budget.deadline
         self._state: tuple[bool, int] = (False, 0)
+        self._pending: list[Callable[[Any], None] | None] = []  # one per reply not read yet
+        self._cursors = 0
         self.auth_log = RemoteLog(self)
         self.limit_to(budget)
 
     @property
     def in_transaction(self) -> bool:
+        self.flush()
         return self._state[0]
 
     @property
     def total_changes(self) -> int:
+        self.flush()
         return self._state[1]
 
     def limit_to(self, *budgets: Budget) -> None:
@@ -477,21 +489,47 @@ class RemoteConnection:
     def execute(self, sql: str, parameters: Sequence[Any] | dict[str, Any] = (), /) -> RemoteCursor:
         control = "own" if self.auth_log.own else None
         params = parameters if isinstance(parameters, dict) else list(parameters)
-        cursor_id, columns, rowcount, lastrowid, state = self._request(
-            ("exec", self._target.spec, sql, params, self._deadline, control, None)
+        self._cursors += 1
+        cursor = RemoteCursor(self, self._cursors)
+        self._send(
+            ("exec", self._target.spec, sql, params, self._deadline, control, cursor.id), cursor._executed
         )
-        self._state = state
+        cursor._worker = self._worker
         self.auth_log._refresh(None)
-        return RemoteCursor(self, cursor_id, columns, rowcount, lastrowid)
+        return cursor
 
-    def _kill(self) -> None:
-        worker = self._worker
-        if worker is not None:
-            worker.kill()
+    def flush(self) -> None:
+        """Read every reply not read yet, in order; raise the first error among them."""
+        first: BaseException | None = None
+        while self._pending:
+            worker = self._worker
+            assert worker is not None
+            handler = self._pending.pop(0)
+            try:
+                status, payload = worker.receive(self._deadline + KILL_MARGIN_S)
+            except sqlite3.Error as lost:
+                self._lose(worker)
+                raise first or lost from None
+            if status == "ok":
+                if first is None and handler is not None:
+                    handler(payload)
+                continue
+            kind, text, log, state = payload
+            if first is None:  # later replies only say the failed statement's cursor is missing
+                self._state = state
+                self.auth_log._refresh(log or {})
+                first = _rebuilt(kind, text)
+        if first is not None:
+            raise first
 
     def _request(self, message: tuple) -> Any:
-        """One round trip to the worker (a new one if the last was lost); the worker's error raised
-        as the same ``sqlite3`` class, with the log and state it reported kept."""
+        """One request, and every reply up to its own: its payload."""
+        replies: list[Any] = []
+        self._send(message, replies.append)
+        self.flush()
+        return replies[0]
+
+    def _send(self, message: tuple, on_reply: Callable[[Any], None] | None) -> None:
         if any(b.cancelled.is_set() for b in self._budgets):
             raise StatementStopped()
         worker = self._worker
@@ -501,23 +539,28 @@ class RemoteConnection:
             worker = self._worker = self._pool._acquire(self._target.spec, self._deadline)
             self._fresh = True
         if message[0] == "exec":
-            message = (*message[:-1], self._fresh)
+            message = (*message, self._fresh)
+            self._fresh = False
         try:
-            status, payload = worker.request(message, self._deadline + KILL_MARGIN_S)
+            worker.send(message)
         except sqlite3.Error:
-            self._worker = None
-            self._state = (False, self._state[1])
-            self.auth_log._refresh({})
-            self._pool._discard(worker)
+            self._lose(worker)
             raise
-        self._fresh = False
+        self._pending.append(on_reply)
         worker.databases.add(self._target.spec)
-        if status == "ok":
-            return payload
-        kind, text, log, state = payload
-        self._state = state
-        self.auth_log._refresh(log or {})
-        raise _rebuilt(kind, text)
+
+    def _lose(self, worker: _Worker) -> None:
+        """The worker was killed or died: what it held (cursors, a transaction, replies) is gone."""
+        self._worker = None
+        self._pending.clear()
+        self._state = (False, self._state[1])
+        self.auth_log._refresh({})
+        self._pool._discard(worker)
+
+    def _kill(self) -> None:
+        worker = self._worker
+        if worker is not None:
+            worker.kill()
 
     def _owns(self, worker: _Worker | None) -> bool:
         return worker is not None and worker is self._worker
@@ -525,6 +568,9 @@ class RemoteConnection:
     def _finish(self) -> None:
         for budget in self._budgets:
             budget.unwatch(self._kill)
+        if self._pending:  # the lease ended on an error: read (and drop) what the worker still says
+            with contextlib.suppress(sqlite3.Error):
+                self.flush()
         worker, self._worker = self._worker, None
         if worker is not None:
             self._pool._release(worker)
@@ -532,22 +578,34 @@ class RemoteConnection:
 
 class RemoteCursor:
     """A cursor in the worker: rows come over on demand (:meth:`fetchmany`), or as a converted,
-    bounded page (:meth:`read_page`)."""
+    bounded page (:meth:`read_page`). ``description``, ``rowcount`` and ``lastrowid`` wait for the
+    statement's reply."""
 
-    def __init__(
-        self,
-        connection: RemoteConnection,
-        cursor_id: int,
-        columns: list[str] | None,
-        rowcount: int,
-        lastrowid: int | None,
-    ) -> None:
+    def __init__(self, connection: RemoteConnection, cursor_id: int) -> None:
         self._connection = connection
-        self._worker = connection._worker
-        self._id = cursor_id
-        self.description = None if columns is None else [(c, *([None] * 6)) for c in columns]
-        self.rowcount = rowcount
-        self.lastrowid = lastrowid
+        self._worker: _Worker | None = None
+        self.id = cursor_id
+        self._columns: list[str] | None = None
+        self._rowcount = -1
+        self._lastrowid: int | None = None
+
+    def _executed(self, payload: Any) -> None:
+        self._columns, self._rowcount, self._lastrowid, self._connection._state = payload
+
+    @property
+    def description(self) -> list[tuple[Any, ...]] | None:
+        self._connection.flush()
+        return None if self._columns is None else [(c, *([None] * 6)) for c in self._columns]
+
+    @property
+    def rowcount(self) -> int:
+        self._connection.flush()
+        return self._rowcount
+
+    @property
+    def lastrowid(self) -> int | None:
+        self._connection.flush()
+        return self._lastrowid
 
     def fetchmany(self, size: int = 1) -> list[tuple[Any, ...]]:
         return self._fetch(size)
@@ -564,29 +622,37 @@ class RemoteCursor:
             yield from rows
 
     def read_page(
-        self, limit: int, *, max_chars: int, max_cell_chars: int
+        self, limit: int, *, max_chars: int, max_cell_chars: int, less_names: bool = False
     ) -> tuple[list[list[Any]], bool, str | None]:
-        """Up to ``limit`` rows within ``max_chars`` JSON characters, converted in the worker
-        (:func:`.rows.read_page`): no raw value larger than a page ever reaches this process."""
-        rows, more, stopped_by, state = self._call("page", limit, max_chars, max_cell_chars)
+        """Up to ``limit`` rows within ``max_chars`` JSON characters (less the column names' own, with
+        ``less_names``), converted in the worker (:func:`.rows.read_page`): no raw value larger than a
+        page ever reaches this process."""
+        rows, more, stopped_by, state = self._call("page", limit, max_chars, max_cell_chars, less_names)
         self._connection._state = state
         return rows, more, stopped_by
 
     def skip(self, count: int) -> None:
-        """Read past ``count`` rows in the worker, keeping none of them."""
-        self._connection._state = self._call("skip", count)
+        """Read past ``count`` rows in the worker, keeping none of them (sent now, its reply read with
+        the next one)."""
+        if count:
+            self._check()
+            connection = self._connection
+            connection._send(("skip", self.id, count, connection._deadline), None)
 
     def close(self) -> None:
         if self._connection._owns(self._worker):
-            self._connection._request(("close", self._id))
+            self._connection._request(("close", self.id))
 
     def _fetch(self, size: int) -> list[tuple[Any, ...]]:
         rows, state = self._call("fetch", size)
         self._connection._state = state
         return [tuple(row) for row in rows]
 
-    def _call(self, op: str, *args: Any) -> Any:
-        connection = self._connection
-        if not connection._owns(self._worker):  # its worker was replaced: the cursor is gone with it
+    def _check(self) -> None:
+        if not self._connection._owns(self._worker):  # its worker was replaced: the cursor is gone
             raise StatementStopped()
-        return connection._request((op, self._id, *args, connection._deadline))
+
+    def _call(self, op: str, *args: Any) -> Any:
+        self._check()
+        connection = self._connection
+        return connection._request((op, self.id, *args, connection._deadline))

@@ -22,15 +22,17 @@ Protocol, on stdin/stdout: 4-byte little-endian length, then a pickle of plain v
 dicts, str, bytes, int, float, bool, None). The parent unpickles with a loader that refuses every
 class (:func:`loads`), so a compromised worker cannot make it run code. Requests and replies:
 
-    ("exec", spec, sql, params, deadline, control, fresh) -> ("ok", (cursor, columns, rowcount, lastrowid, state))
+    ("exec", spec, sql, params, deadline, control, cursor, fresh) -> ("ok", (columns, rowcount, lastrowid, state))
     ("fetch", cursor, size, deadline)  -> ("ok", (rows, state))     size < 0: all remaining rows
-    ("page", cursor, limit, max_chars, max_cell_chars, deadline) -> ("ok", (rows, more, stopped_by, state))
+    ("page", cursor, limit, max_chars, max_cell_chars, less_names, deadline)
+                                       -> ("ok", (rows, more, stopped_by, state))
     ("skip", cursor, count, deadline)  -> ("ok", state)
     ("close", cursor)                  -> ("ok", None)
     ("log",)                           -> ("ok", log)
     any failure                        -> ("error", (kind, message, log, state))
 
-``spec`` names a database and a mode; ``fresh`` starts a new lease (the log, cursors and any
+``spec`` names a database and a mode; ``cursor`` is a number the parent picks, so it can send the
+statement and its first fetch without waiting in between; ``fresh`` starts a new lease (the log, cursors and any
 transaction of the last one are dropped); ``deadline`` is a ``time.monotonic()`` value (the same clock
 in every process on Linux); ``state`` is ``(in_transaction, total_changes)``.
 """
@@ -50,7 +52,7 @@ from collections import OrderedDict
 from typing import Any, BinaryIO
 from urllib.parse import quote
 
-from .rows import read_page, skip_rows
+from .rows import json_chars, read_page, skip_rows
 from .safety import AuthorizerLog, authorizer
 
 __all__ = [
@@ -203,7 +205,6 @@ class _Worker:
         self.connections: OrderedDict[tuple, _Connection] = OrderedDict()
         self.connection: _Connection | None = None
         self.cursors: dict[int, sqlite3.Cursor] = {}
-        self.next_cursor = 0
         self.deadline = 0.0
 
     def expired(self) -> int:
@@ -240,7 +241,7 @@ class _Worker:
     def handle(self, request: tuple) -> tuple[str, Any]:
         op = request[0]
         if op == "exec":
-            _, spec, sql, params, deadline, control, fresh = request
+            _, spec, sql, params, deadline, control, cursor_id, fresh = request
             self.deadline = deadline
             connection = self.connection = self.connect(spec)
             if fresh:
@@ -252,21 +253,23 @@ class _Worker:
                 if connection.write_pages:
                     connection.limit_growth()
                 cursor = connection.execute(sql, params)
-            self.next_cursor += 1
-            self.cursors[self.next_cursor] = cursor
+            self.cursors[cursor_id] = cursor
             while len(self.cursors) > _KEPT_CURSORS:  # the oldest first: dicts keep insertion order
                 self.cursors.pop(next(iter(self.cursors))).close()
             columns = None if cursor.description is None else [d[0] for d in cursor.description]
-            return "ok", (self.next_cursor, columns, cursor.rowcount, cursor.lastrowid, _state(connection))
+            return "ok", (columns, cursor.rowcount, cursor.lastrowid, _state(connection))
         if op == "fetch":
             _, cursor_id, size, self.deadline = request
             cursor = self._cursor(cursor_id)
             rows = cursor.fetchall() if size < 0 else cursor.fetchmany(size)
             return "ok", (rows, _state(self.connection))
         if op == "page":
-            _, cursor_id, limit, max_chars, max_cell_chars, self.deadline = request
+            _, cursor_id, limit, max_chars, max_cell_chars, less_names, self.deadline = request
+            cursor = self._cursor(cursor_id)
+            if less_names and cursor.description is not None:
+                max_chars = max(1, max_chars - json_chars([d[0] for d in cursor.description]))
             rows, more, stopped_by = read_page(
-                self._cursor(cursor_id), limit, max_chars=max_chars, max_cell_chars=max_cell_chars
+                cursor, limit, max_chars=max_chars, max_cell_chars=max_cell_chars
             )
             return "ok", (rows, more, stopped_by, _state(self.connection))
         if op == "skip":

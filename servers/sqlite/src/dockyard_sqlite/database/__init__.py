@@ -222,7 +222,16 @@ class Database:
         fingerprint = query_fingerprint(self.alias, sql, params)
         offset = offset_from(cursor, fingerprint)
         with self._connection(budget=budget, sql=sql) as connection:
+            # Sent together, answered together: one wait for the worker. The page's budget is what
+            # the column names leave of max_chars, as rows_budget says (computed in the worker).
             result = connection.execute(sql, bind(params))
+            result.skip(offset)  # streamed, in the worker: nothing before the page is kept
+            rows, more, stopped_by = result.read_page(
+                limit,
+                max_chars=self.limits.max_chars,
+                max_cell_chars=self.limits.max_cell_chars,
+                less_names=True,
+            )
             if result.description is None:
                 raise InvalidArgument(
                     "The statement returned no result set.",
@@ -230,10 +239,6 @@ class Database:
                 )
             columns = [d[0] for d in result.description]
             budget_left = rows_budget(columns, self.limits.max_chars)
-            result.skip(offset)  # streamed, in the worker: nothing before the page is kept
-            rows, more, stopped_by = result.read_page(
-                limit, max_chars=budget_left, max_cell_chars=self.limits.max_cell_chars
-            )
         if stopped_by == "too_wide":
             raise too_wide(offset + 1, len(columns), budget_left)
         next_cursor, note = continuation(fingerprint, offset, len(rows), stopped_by) if more else (None, None)

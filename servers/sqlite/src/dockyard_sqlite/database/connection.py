@@ -61,6 +61,7 @@ def checkout(
     with pool.lease(target, budget) as connection:
         try:
             yield connection
+            connection.flush()  # a statement whose reply nobody read (a COMMIT) still reports its error
         except sqlite3.Error as error:
             raise problem(error, connection) from None
 
