@@ -207,6 +207,7 @@ async def test_a_hostile_database_is_listed_object_by_object_and_the_others_are_
         good = (await session.call_ok("query", {"sql": "SELECT name FROM good", "database": "hostile"})).data
         plain_part = (await session.call_ok("query", {"sql": "SELECT a FROM rx", "database": "hostile"})).data
         generated = await session.call_error("query", {"sql": "SELECT * FROM rx", "database": "hostile"})
+        described = (await session.call_ok("describe_table", {"table": "rx", "database": "hostile"})).data
         functions = (
             await session.call_ok(
                 "query",
@@ -227,6 +228,8 @@ async def test_a_hostile_database_is_listed_object_by_object_and_the_others_are_
         ["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"]
     ]
     assert "REGEXP is not available" in generated and "generated column" in generated
+    assert [c["name"] for c in described["columns"]] == ["a"] and described["sample_rows"] == []
+    assert "REGEXP" in described["problem"]
     # No application function (SQLAlchemy's regexp, Python replacements…): only what SQLite itself
     # registers, so no schema expression can reach Python code.
     own = sqlite3.connect(":memory:").execute("SELECT name FROM pragma_function_list WHERE builtin = 0")
