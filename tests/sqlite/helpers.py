@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from pathlib import Path
 
 from dockyard_shared.toolsets import Exposure
 from dockyard_sqlite.server import create_server
 from dockyard_sqlite.settings import WRITE, Limits, Settings, parse_database_spec
 
-__all__ = ["file_digest", "make_server"]
+__all__ = ["file_digest", "make_server", "rows"]
 
 
 def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def rows(path: Path, sql: str) -> list[tuple]:
+    """What ``sql`` reads from the file now, on a connection of the test's own."""
+    connection = sqlite3.connect(path)
+    try:
+        return connection.execute(sql).fetchall()
+    finally:
+        connection.close()
 
 
 def make_server(

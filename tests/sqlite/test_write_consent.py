@@ -8,15 +8,7 @@ import sqlite3
 import pytest
 
 from tests.harness import open_session
-from tests.sqlite.helpers import file_digest, make_server
-
-
-def rows(path, sql):
-    connection = sqlite3.connect(path)
-    try:
-        return connection.execute(sql).fetchall()
-    finally:
-        connection.close()
+from tests.sqlite.helpers import file_digest, make_server, rows
 
 
 @pytest.fixture

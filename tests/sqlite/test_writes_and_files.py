@@ -13,15 +13,7 @@ from dockyard_sqlite.database import Budget
 from dockyard_sqlite.databases import DatabaseSet
 from dockyard_sqlite.settings import Limits, parse_database_spec
 from tests.harness import LEGACY, open_session
-from tests.sqlite.helpers import file_digest, make_server
-
-
-def rows(path, sql):
-    connection = sqlite3.connect(path)
-    try:
-        return connection.execute(sql).fetchall()
-    finally:
-        connection.close()
+from tests.sqlite.helpers import file_digest, make_server, rows
 
 
 async def test_execute_exists_only_in_write_mode_with_a_destructive_hint(people, era):
