@@ -83,3 +83,10 @@ def test_operating_system_errors_become_problems_without_foreign_paths(tmp_path)
     assert denied.category.value == "permission_denied"
     other = problem_from_os_error(OSError(28, "No space left on device"), what="cannot write")
     assert other.category.value == "conflict" and other.retryable
+
+
+async def test_a_huge_argument_name_does_not_come_back_whole_in_the_validation_error(toy, era):
+    async with open_session(toy, era=era) as session:
+        text = await session.call_error("add", {"a": 1, "b": 2, "A" * 100_000: 3})
+    assert text.startswith("Error (invalid_argument):")
+    assert len(text) < 2_000 and "more characters]" in text

@@ -86,13 +86,21 @@ def problem_from_os_error(error: OSError, *, what: str, allowed_roots: Iterable[
     )
 
 
+_MAX_FIELD_CHARS = 200  # of one field name or message in a validation error
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}…[{len(text) - limit:,} more characters]"
+
+
 def _validation_reason(error: BaseException) -> str:
     cause = error.__cause__ if isinstance(error.__cause__, PydanticValidationError) else error
     if isinstance(cause, PydanticValidationError):
         parts = []
         for item in cause.errors(include_url=False):
             where = ".".join(str(p) for p in item.get("loc", ()) if p != "call") or "arguments"
-            parts.append(f"{where}: {item.get('msg')}")
+            # A field name is the caller's text too: a 100,000-character key must not come back whole.
+            parts.append(f"{_clip(where, _MAX_FIELD_CHARS)}: {_clip(str(item.get('msg')), _MAX_FIELD_CHARS)}")
         return "; ".join(parts[:5]) or "the arguments do not match the input schema"
     # Drop pydantic's documentation links; keep the first lines.
     text = "\n".join(line for line in str(error).splitlines() if "errors.pydantic.dev" not in line)
