@@ -58,3 +58,11 @@ def test_did_you_mean_lists_valid_values_when_nothing_is_close():
     assert text.startswith("Valid tables: 'table0', 'table1'")
     assert text.endswith("and 2 more.")
     assert did_you_mean("x", [], kind="table") == "There is no valid table at all."
+
+
+def test_a_problem_quoting_a_huge_argument_stays_within_the_hosts_result_budget():
+    from dockyard_shared import NotFound
+
+    text = NotFound(f"no word {'A' * 100_000!r}.", next_step="B" * 50_000).for_model()
+    assert len(text) < 9_000
+    assert text.count("more characters not shown]") == 2

@@ -49,6 +49,17 @@ class ErrorCategory(StrEnum):
     INTERNAL = "internal"
 
 
+# Of one part of an error (what failed, the next step): a problem that quotes a 100,000-character argument
+# back must still fit the host's result budget.
+MAX_PART_CHARS = 4_000
+
+
+def _bounded(text: str) -> str:
+    if len(text) <= MAX_PART_CHARS:
+        return text
+    return f"{text[:MAX_PART_CHARS]}…[{len(text) - MAX_PART_CHARS:,} more characters not shown]"
+
+
 class Problem(Exception):
     """A failure the model should read: what happened, whether to retry, what to do next.
 
@@ -67,14 +78,14 @@ class Problem(Exception):
         super().__init__(self.what)
 
     def for_model(self) -> str:
-        """The full text sent to the model."""
-        lines = [f"Error ({self.category.value}): {self.what}"]
+        """The full text sent to the model; each part bounded, since it often quotes the caller's input."""
+        lines = [f"Error ({self.category.value}): {_bounded(self.what)}"]
         if self.retryable:
             lines.append("Retry: may succeed if retried later; the cause is expected to be temporary.")
         else:
             lines.append("Retry: will not help unless the call or the state changes.")
         if self.next_step:
-            lines.append(f"Next step: {self.next_step}")
+            lines.append(f"Next step: {_bounded(self.next_step)}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
