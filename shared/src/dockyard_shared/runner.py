@@ -232,6 +232,9 @@ class _QuietExpectedFailures(logging.Filter):
 
 def configure_logging(level: str) -> None:
     """Everything to stderr, one format, at ``level``."""
+    # FastMCP installs its own (rich) handlers when it is imported: import it first, so these replace them.
+    import fastmcp  # noqa: F401
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(_QuietExpectedFailures())
@@ -413,9 +416,9 @@ async def serve(
 def run_server(entry: ServerEntry, argv: Sequence[str] | None = None) -> int:
     """Parse ``argv``, build ``entry``'s server and serve it; the exit status is returned."""
     args = entry.parser().parse_args(argv)
-    configure_logging(args.log_level)
     try:
         with _start_up_without_collections():
+            configure_logging(args.log_level)
             if args.transport == "http":
                 check_exposure(http_options(args))
             server = entry.build(args)
