@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -108,7 +109,8 @@ class Workspace:
 class GitContext:
     def __init__(self, settings: Settings, *, github: GitHubReader | None = None) -> None:
         self.settings = settings
-        self.github = github
+        self._github = github
+        self._github_lock = threading.Lock()
         # With --root the workspace is fixed; without, one per set of client roots (the last few kept, so
         # a client that asks again with the same roots finds its repositories already scanned).
         self._fixed = Workspace.under(settings.roots, settings) if settings.roots else None
@@ -116,14 +118,31 @@ class GitContext:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GitContext:
-        github = None
-        if settings.github_token:
-            from .github_api import GitHubReader  # PyGithub is imported only when a token is set
+        return cls(settings)
 
-            github = GitHubReader(
-                settings.github_token, settings.github_api_url, token_env=settings.github_token_env
-            )
-        return cls(settings, github=github)
+    @property
+    def github(self) -> GitHubReader | None:
+        """The GitHub reader when a token is set, built on first use: PyGithub (with requests) is among the
+        costliest imports here, and answering ``initialize`` does not need it (see :meth:`warm_up`)."""
+        if self._github is None and self.settings.github_token:
+            with self._github_lock:
+                if self._github is None:
+                    from .github_api import GitHubReader
+
+                    self._github = GitHubReader(
+                        self.settings.github_token,
+                        self.settings.github_api_url,
+                        token_env=self.settings.github_token_env,
+                    )
+        return self._github
+
+    def warm_up(self) -> None:
+        """What the first tool call would otherwise pay, done once ``initialize`` has been answered
+        (:mod:`dockyard_shared.warmup`): the scan of the ``--root`` folders (which imports GitPython) and
+        the GitHub reader."""
+        if self._fixed is not None:
+            self._fixed.repositories.repositories()
+        _ = self.github
 
     @property
     def follows_client_roots(self) -> bool:

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-import git as gitpython
-
 from dockyard_shared import InvalidArgument, NotFound, PermissionDenied, did_you_mean
 
 from .gitcmd import GitRunner
@@ -75,6 +73,8 @@ def _git_dir_of(work_tree: Path) -> Path | None:
 
 
 def _is_bare(path: Path) -> bool:
+    import git as gitpython  # GitPython only for this check: imported by the first scan, not at start-up
+
     try:
         return gitpython.Repo(path).bare
     except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError, OSError, ValueError):

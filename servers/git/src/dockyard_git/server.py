@@ -7,6 +7,7 @@ from fastmcp import FastMCP
 
 from dockyard_shared.server import new_server
 from dockyard_shared.toolsets import install
+from dockyard_shared.warmup import after_initialize
 
 from . import prompts, resources
 from .context import GitContext
@@ -33,9 +34,10 @@ def create_server(settings: Settings) -> FastMCP:
             GITHUB: lambda registrar: github.register(registrar, git),
         },
         unavailable=None
-        if git.github
+        if settings.github_token
         else {GITHUB.name: f"it needs a GitHub token in ${settings.github_token_env}."},
     )
+    after_initialize(server, git.warm_up)
     roots = ClientRootsMiddleware(git) if git.follows_client_roots else None
     if roots is not None:
         server.add_middleware(roots)
