@@ -21,15 +21,18 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 import anyio
-import httpx
 
 from dockyard_shared import Problem, UpstreamUnavailable
 from dockyard_shared.upstream import RateLimit, problem_for_status, rate_limit_from
 
 from .models import Answer
 from .resilience import Backoff, CircuitBreaker, CircuitOpen, Deadline, GiveUp, retrying
+
+if TYPE_CHECKING:  # httpx is imported by the first request (or the warm-up), not at start-up
+    import httpx
 
 __all__ = ["NationalizeClient", "QuotaLedger", "QuotaSpent", "UpstreamFault", "parse_answers"]
 
@@ -182,7 +185,11 @@ class NationalizeClient:
         self._rng = rng
         self._now = now
         self.quota = QuotaLedger(now)
-        self.http: httpx.AsyncClient | None = None  # opened and closed by the server's lifespan
+        self.http: httpx.AsyncClient | None = None  # opened by open_http on first use
+        # Set by the server's lifespan, which closes the client it opens: opening it (and importing httpx)
+        # waits for the first request rather than holding up the server's start.
+        self.open_http: Callable[[], Awaitable[httpx.AsyncClient]] | None = None
+        self._opening = anyio.Lock()
         self.requests_sent = 0
 
     @property
@@ -225,9 +232,18 @@ class NationalizeClient:
                 next_step="Retry later; if it persists the service (or something between us) is misbehaving.",
             ) from None
 
+    async def _open(self) -> None:
+        async with self._opening:
+            if self.http is None:
+                if self.open_http is None:
+                    raise RuntimeError("the HTTP client is not open: the server's lifespan has not started")
+                self.http = await self.open_http()
+
     async def _attempt(self, request: Request) -> list[Answer]:
+        import httpx
+
         if self.http is None:
-            raise RuntimeError("the HTTP client is not open: the server's lifespan has not started")
+            await self._open()
         self.breaker.before_request()
         try:
             answers = await self._send(request)
@@ -244,6 +260,8 @@ class NationalizeClient:
         return answers
 
     async def _send(self, request: Request) -> list[Answer]:
+        import httpx
+
         assert self.http is not None
         names = request.names
         batch = len(names) > 1
@@ -313,6 +331,8 @@ class NationalizeClient:
         return problem
 
     def _unavailable(self, error: BaseException, *, attempts: int) -> UpstreamUnavailable:
+        import httpx
+
         if isinstance(error, _TransientStatus):
             cause = f"answered HTTP {error.status}"
         elif isinstance(error, (httpx.TimeoutException, TimeoutError)):
@@ -339,6 +359,8 @@ class NationalizeClient:
 
 
 def _is_transient(error: BaseException) -> bool:
+    import httpx
+
     return isinstance(error, (_TransientStatus, httpx.TransportError, TimeoutError))
 
 

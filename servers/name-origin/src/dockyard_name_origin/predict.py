@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
@@ -23,7 +24,6 @@ import anyio.abc
 from dockyard_shared import InvalidArgument, NotFound, PermissionDenied, Problem, UpstreamUnavailable
 from dockyard_shared.offload import run_in_thread
 
-from .cache import PredictionCache
 from .client import NationalizeClient, QuotaSpent, describe_wait
 from .countries import country_name
 from .models import (
@@ -39,6 +39,9 @@ from .models import (
 )
 from .resilience import Deadline
 from .settings import Limits
+
+if TYPE_CHECKING:  # the cache module imports SQLAlchemy, which the server imports only when it opens one
+    from .cache import PredictionCache
 
 __all__ = ["Predictor", "confidence", "invalid_reason", "normalise"]
 

@@ -9,24 +9,29 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
-import httpx
 import mcp.types as mt
 from fastmcp import FastMCP
 from fastmcp.server.lifespan import lifespan
 
 from dockyard_shared.server import new_server
 from dockyard_shared.toolsets import install
+from dockyard_shared.warmup import after_initialize, importing
 
-from .cache import PredictionCache
 from .client import NationalizeClient
 from .countries import country_table
+from .lazy_cache import LazyCache
 from .predict import Predictor, normalise
 from .resilience import Backoff, CircuitBreaker, Clock
-from .settings import TOOLSETS, Settings
+from .settings import TOOLSETS, Settings, default_cache_url
 from .toolsets import predict as predict_tools
+
+if TYPE_CHECKING:  # httpx and SQLAlchemy are imported by the first call or the warm-up, not at start-up
+    import httpx
 
 __all__ = ["create_server"]
 
@@ -64,11 +69,13 @@ def create_server(
     """The server for ``settings``. ``transport`` replaces the HTTP transport of the one client (tests,
     proxies); ``clock`` is the circuit breaker's."""
     limits = settings.limits
-    cache = (
-        PredictionCache.open(settings.cache_url, ttl_days=settings.cache_ttl_days)
-        if settings.cache_url
-        else None
-    )
+    cache = None
+    if settings.cache_url == default_cache_url():
+        cache = LazyCache(settings.cache_url, ttl_days=settings.cache_ttl_days)
+    elif settings.cache_url:
+        from .cache import PredictionCache
+
+        cache = PredictionCache.open(settings.cache_url, ttl_days=settings.cache_ttl_days)
     upstream = None
     if not settings.offline:
         upstream = NationalizeClient(
@@ -92,20 +99,32 @@ def create_server(
         if upstream is None:
             yield {}
             return
-        async with httpx.AsyncClient(
-            transport=transport,
-            timeout=httpx.Timeout(limits.read_timeout, connect=limits.connect_timeout),
-            limits=httpx.Limits(
-                max_connections=limits.pool_connections,
-                max_keepalive_connections=limits.pool_connections,
-                keepalive_expiry=30,
-            ),
-            headers={"User-Agent": f"dockyard-name-origin/{_version()}", "Accept": "application/json"},
-        ) as http:
-            upstream.http = http
+        async with AsyncExitStack() as opened:
+
+            async def open_http() -> httpx.AsyncClient:
+                # On the first request, not before initialize: importing httpx is a fair part of a start.
+                import httpx
+
+                client = httpx.AsyncClient(
+                    transport=transport,
+                    timeout=httpx.Timeout(limits.read_timeout, connect=limits.connect_timeout),
+                    limits=httpx.Limits(
+                        max_connections=limits.pool_connections,
+                        max_keepalive_connections=limits.pool_connections,
+                        keepalive_expiry=30,
+                    ),
+                    headers={
+                        "User-Agent": f"dockyard-name-origin/{_version()}",
+                        "Accept": "application/json",
+                    },
+                )
+                return await opened.enter_async_context(client)
+
+            upstream.open_http = open_http
             try:
                 yield {}
             finally:
+                upstream.open_http = None
                 upstream.http = None
 
     server = new_server(
@@ -116,6 +135,10 @@ def create_server(
     )
     (toolset,) = TOOLSETS
     install(server, settings.exposure, {toolset: partial(predict_tools.register, predictor=predictor)})
+    if upstream is not None:
+        after_initialize(server, importing("httpx"))
+    if isinstance(cache, LazyCache):
+        after_initialize(server, cache.opened)
 
     @server.resource("iso3166://countries", mime_type="application/json")
     def countries() -> dict[str, str]:
