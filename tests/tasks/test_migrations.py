@@ -12,7 +12,7 @@ from sqlalchemy import inspect, text
 from dockyard_shared import Conflict
 from dockyard_tasks.store import TaskChanges, TaskStore
 from dockyard_tasks.store.engine import make_engine
-from dockyard_tasks.store.migrate import head_revision, migrate_to
+from dockyard_tasks.store.migrate import head_revision, migrate_to, newest_revision
 from dockyard_tasks.store.schema import Base
 
 
@@ -66,6 +66,11 @@ def test_a_database_of_the_first_release_upgrades_in_place_keeping_everything(da
     (new,) = store.changes_since(f"{old_changes[-1].revision}").changes
     assert new.revision == 3 and new.old == "old task 1"
     store.close()
+
+
+def test_the_newest_revision_read_from_the_files_is_alembics_head():
+    """A start at the newest revision is recognised without Alembic, from the migration files' own lines."""
+    assert newest_revision() == head_revision() != ""
 
 
 def test_a_database_from_a_newer_release_is_refused_and_left_alone(database_url):

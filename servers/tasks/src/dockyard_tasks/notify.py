@@ -23,7 +23,6 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import psycopg
 from sqlalchemy import Connection, text
 from sqlalchemy.engine import make_url
 
@@ -166,6 +165,8 @@ class ChangeFeed:
             self._thread = None
 
     def _listen(self, ready: threading.Event) -> None:
+        import psycopg  # PostgreSQL only: a SQLite tracker never imports the driver
+
         url = make_url(self.store.engine.url).set(drivername="postgresql")
         dsn = url.render_as_string(hide_password=False)
         while not self._stop.is_set():

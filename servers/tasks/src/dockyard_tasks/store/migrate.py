@@ -12,17 +12,20 @@ write lock (``BEGIN IMMEDIATE``), so exactly one of them migrates and the others
 
 from __future__ import annotations
 
+import re
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect, text
+from sqlalchemy.exc import DBAPIError
 
 from dockyard_shared import Conflict
 
 from .engine import WRITE, is_postgres, shown_url
+
+if TYPE_CHECKING:  # Alembic is imported only when there is something to migrate (see migrate)
+    from alembic.config import Config
 
 __all__ = ["head_revision", "migrate", "migrate_to"]
 
@@ -32,21 +35,55 @@ _MIGRATION_LOCK = 0x646F636B7461736B  # "docktask"
 
 
 def _config() -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     return config
 
 
 def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory.from_config(_config()).get_current_head() or ""
 
 
+@cache
+def newest_revision() -> str:
+    """The head revision read from the migration files' ``revision`` and ``down_revision`` lines, without
+    importing Alembic (tests/tasks/test_migrations.py checks it against Alembic's :func:`head_revision`)."""
+    revisions, parents = set(), set()
+    for script in (MIGRATIONS / "versions").glob("*.py"):
+        source = script.read_text(encoding="utf-8")
+        revisions.update(re.findall(r"^revision\s*=\s*[\"']([^\"']+)[\"']", source, re.MULTILINE))
+        parents.update(re.findall(r"^down_revision\s*=\s*[\"']([^\"']+)[\"']", source, re.MULTILINE))
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else ""
+
+
 def migrate(engine: Engine) -> None:
-    migrate_to(engine, "head")
+    """Bring the database to the newest revision. A database already there, as at almost every start,
+    is recognised with one query, without importing Alembic (the costliest import of a start)."""
+    if not _at_newest_revision(engine):
+        migrate_to(engine, "head")
+
+
+def _at_newest_revision(engine: Engine) -> bool:
+    newest = newest_revision()
+    try:
+        with engine.connect() as connection:
+            current = connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+    except DBAPIError:  # no such table yet: a new database, migrated (and checked) the full way
+        return False
+    return bool(newest) and current == [newest]
 
 
 def migrate_to(engine: Engine, target: str) -> None:
     """Upgrade to ``target`` ("head", or an older revision: the migration tests build old databases)."""
+    from alembic import command
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
     config = _config()
     script = ScriptDirectory.from_config(config)
     known = {rev.revision for rev in script.walk_revisions()}
