@@ -1,0 +1,142 @@
+"""Start-up stays light: a server answers ``initialize`` without importing what no first message needs.
+
+bench/startup measures the cost (see its README): these modules made up most of the time between a host
+spawning a server and its ``initialize`` reply, and none of them is needed to give that reply. Each is
+imported later, by the first tool that needs it or by the warm-up that starts once ``initialize`` has
+been answered. This test keeps it so, without timing anything: in a fresh interpreter, each installed
+server's entry point answers ``initialize`` over stdio, then reports what ``sys.modules`` held at that
+moment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dockyard_shared.cli import discover_servers
+from tests.harness import VENV_BIN
+
+# Module → who imports it when it is finally needed.
+DEFERRED = {
+    "sqlalchemy": "sqlite and tasks, on the first database use",
+    "alembic": "tasks, when its database needs migrating (a first start does)",
+    "psycopg": "tasks, on a PostgreSQL URL",
+    "git": "GitPython, the git server's first repository use",
+    "github": "PyGithub, the git server's first GitHub call",
+    "httpx": "name-origin, on its first upstream request",
+    "jsonref": "FastMCP, when it inlines $ref on tools/list",
+    "requests": "jsonref's import (remote $ref loading, never used)",
+    "key_value": "FastMCP's session-state store, read on the first list request",
+    "beartype": "key_value's import",
+    "jsonschema": "the MCP client side's output-schema validation",
+    "fastmcp.client": "FastMCP's client, which no server needs",
+}
+
+# What a server imports before initialize on purpose, and why (kept short: each entry is start-up time).
+NEEDED_BEFORE_INITIALIZE = {
+    "tasks": {"sqlalchemy": "the store opens its database and checks its schema revision before serving"},
+}
+
+# Run as the server process: the server's own entry point, plus a SIGUSR1 handler that writes the names in
+# sys.modules to a file, so the test can ask at the moment it chooses.
+CHILD = """
+import json, signal, sys
+from importlib.metadata import entry_points
+report, name, *argv = sys.argv[1:]
+def dump(signum, frame):
+    with open(report + ".tmp", "w") as out:
+        json.dump(sorted(sys.modules), out)
+    import os
+    os.replace(report + ".tmp", report)
+signal.signal(signal.SIGUSR1, dump)
+(point,) = entry_points(group="dockyard.servers", name=name)
+from dockyard_shared.runner import run_server
+sys.exit(run_server(point.load(), argv))
+"""
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "startup-imports-test", "version": "1"},
+    },
+}
+
+
+def modules_when_initialized(name: str, tmp_path: Path) -> set[str]:
+    """The modules server ``name`` has imported once its ``initialize`` reply is on stdout, at its second
+    start: the first one may create what later starts find (a sample database, a migrated schema)."""
+    repo = tmp_path / "repo"
+    repo.mkdir(exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)  # the git server's default root is the cwd
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "FASTMCP_CHECK_FOR_UPDATES": "off"}
+    _initialized_modules(name, tmp_path / "first.json", repo, env, tmp_path)
+    return _initialized_modules(name, tmp_path / "second.json", repo, env, tmp_path)
+
+
+def _initialized_modules(
+    name: str, report: Path, repo: Path, env: dict[str, str], tmp_path: Path
+) -> set[str]:
+    process = subprocess.Popen(
+        [str(VENV_BIN / "python"), "-c", CHILD, str(report), name],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=open(tmp_path / "stderr.log", "wb"),  # noqa: SIM115 - the child owns it
+        cwd=repo,
+        env=env,
+    )
+    try:
+        process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+        process.stdin.flush()
+        reply = json.loads(process.stdout.readline() or b"null")
+        assert reply and "result" in reply, (tmp_path / "stderr.log").read_text()
+        process.send_signal(signal.SIGUSR1)
+        deadline = time.monotonic() + 60
+        while not report.exists():
+            assert process.poll() is None and time.monotonic() < deadline, "the server did not report"
+            time.sleep(0.05)
+        return set(json.loads(report.read_text()))
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def imported(modules: set[str], name: str) -> bool:
+    return name in modules or any(module.startswith(name + ".") for module in modules)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the child reports on SIGUSR1")
+def test_the_frameworks_themselves_import_none_of_the_deferred_modules():
+    """The premise of the test below: FastMCP and the MCP SDK do not import these on their own (if an
+    upgrade starts to, this fails instead of blaming a server)."""
+    script = "import json, sys, fastmcp, mcp; print(json.dumps(sorted(sys.modules)))"
+    listing = subprocess.run(
+        [str(VENV_BIN / "python"), "-c", script], capture_output=True, text=True, check=True
+    )
+    modules = set(json.loads(listing.stdout))
+    assert [name for name in DEFERRED if imported(modules, name)] == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the child reports on SIGUSR1")
+@pytest.mark.parametrize("name", sorted(discover_servers()))
+def test_answering_initialize_imports_none_of_the_deferred_modules(name, tmp_path):
+    modules = modules_when_initialized(name, tmp_path)
+    allowed = NEEDED_BEFORE_INITIALIZE.get(name, {})
+    early = {
+        module: why for module, why in DEFERRED.items() if imported(modules, module) and module not in allowed
+    }
+    assert early == {}, f"dockyard-{name} imported these before answering initialize: {early}"
