@@ -293,14 +293,19 @@ def report(cases: list[Case], args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-def loopback_fake_nationalize() -> str | None:
-    """The tests' loopback fake of nationalize.io, when the name-origin tests are in this checkout."""
-    try:
-        sys.path.insert(0, str(ROOT))
-        from tests.name_origin.fake_nationalize import start_fake  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return start_fake()
+def loopback_fake_nationalize() -> tuple[str | None, subprocess.Popen | None]:
+    """The tests' loopback fake of nationalize.io in a process of its own, when this checkout has it."""
+    if not (ROOT / "tests" / "name_origin" / "fake_nationalize.py").exists():
+        return None, None
+    fake = subprocess.Popen(
+        [sys.executable, "-m", "tests.name_origin.fake_nationalize", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    line = fake.stdout.readline() if fake.stdout else ""  # "fake nationalize.io on http://127.0.0.1:PORT"
+    return (line.split()[-1] if "http://" in line else None), fake
 
 
 def main() -> None:
@@ -323,7 +328,17 @@ def main() -> None:
     )
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
-    found = subjects(args, loopback_fake_nationalize())
+    fake_url, fake = loopback_fake_nationalize()
+    try:
+        run(args, fake_url)
+    finally:
+        if fake is not None:
+            fake.terminate()
+            fake.wait()
+
+
+def run(args: argparse.Namespace, fake_url: str | None) -> None:
+    found = subjects(args, fake_url)
     if args.importtime:
         for subject in found:
             if subject.kind == "stdio" and subject.label.startswith("dockyard-"):

@@ -72,20 +72,22 @@ def git_checkout() -> Path:
 def installed_servers() -> list[str]:
     """What ``dockyard list`` shows: the Dockyard servers installed in this environment."""
     listing = subprocess.run([str(BIN / "dockyard"), "list"], capture_output=True, text=True, check=True)
-    return [line.split()[0] for line in listing.stdout.splitlines() if line.strip()]
+    # One line per server ("NAME  COMMAND  SUMMARY"), its toolsets indented beneath it.
+    return [line.split()[0] for line in listing.stdout.splitlines() if line.strip() and not line[0].isspace()]
 
 
 def our_plans(demo: Path, fake_api: str | None) -> dict[str, tuple[list[str], list[Call]]]:
     """Each known Dockyard server's arguments and the tools whose first call is measured."""
     sql = f"SELECT * FROM {DEMO_TABLE} LIMIT 10"
-    name_origin = ["--api-url", fake_api] if fake_api else ["--offline"]
+    # Every call reaches the loopback fake (no cache), so the first one opens the HTTP client.
+    name_origin = ["--api-url", fake_api, "--no-cache"] if fake_api else ["--offline"]
     return {
         "sqlite": (
             ["--demo"],
             [("list_tables", {}), ("describe_table", {"table": DEMO_TABLE}), ("query", {"sql": sql})],
         ),
         "git": (["--root", str(git_checkout())], [("git_status", {}), ("git_log", {"max_count": 10})]),
-        "tasks": ([], [("list_projects", {}), ("list_tasks", {})]),
+        "tasks": (["--demo"], [("list_projects", {}), ("list_tasks", {})]),
         "name-origin": (name_origin, [("predict_origin", {"name": "maria"}), ("quota_status", {})]),
     }
 
