@@ -47,6 +47,13 @@ class DatabaseSet:
             self.databases[spec.alias] = database
         return self
 
+    def warm_up(self) -> None:
+        """Compute each database's table listing (kept in its catalog cache while the file is unchanged)
+        once ``initialize`` has been answered (:mod:`dockyard_shared.warmup`): the instructions tell the
+        model to start with list_tables, whose first answer would otherwise read the whole catalog."""
+        for database in self.databases.values():
+            database.table_listing()
+
     def close(self) -> None:
         """Stop the worker processes now."""
         self.pool.close()

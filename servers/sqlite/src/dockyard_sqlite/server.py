@@ -6,6 +6,7 @@ from fastmcp import FastMCP
 
 from dockyard_shared.server import new_server
 from dockyard_shared.toolsets import install
+from dockyard_shared.warmup import after_initialize
 
 from .databases import DatabaseSet
 from .settings import READ, WRITE, Settings
@@ -31,6 +32,7 @@ def create_server(settings: Settings) -> FastMCP:
     )
     # Writer connections only where a tool can use them.
     databases.open(writable="execute" in served, create=settings.create)
+    after_initialize(server, databases.warm_up)
     register_resources(server, databases)
     return server
 
