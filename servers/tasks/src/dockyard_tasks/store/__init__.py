@@ -40,7 +40,7 @@ from ..models import (
     TaskPage,
     UpdateResult,
 )
-from . import feed, mutations, queries, summary, transfer
+from . import detail, feed, mutations, queries, summary, transfer
 from .engine import WRITE, is_postgres, make_engine, shown_url
 from .history import ChangeEvent, Recorder
 from .migrate import migrate
@@ -169,6 +169,18 @@ class TaskStore:
             raise _problem_for(error) from None
 
     @contextmanager
+    def _reading_connection(self) -> Iterator[Connection]:
+        """A read transaction on a plain connection, for the Core-only hot paths (no Session to build)."""
+        try:
+            with self.engine.connect() as connection:
+                if self.postgres:
+                    connection = connection.execution_options(isolation_level="REPEATABLE READ")
+                with connection.begin():
+                    yield connection
+        except DBAPIError as error:
+            raise _problem_for(error) from None
+
+    @contextmanager
     def _writing(self, actor: str) -> Iterator[tuple[Session, Recorder]]:
         actor = check_name(actor, field="actor")
         event = None
@@ -211,9 +223,9 @@ class TaskStore:
 
     def get_task(self, task_id: str) -> TaskDetail:
         ref = parse_task_id(task_id)
-        with self._reading() as s:
-            return queries.get_task(
-                s, ref, related_limit=self.limits.related, history_limit=self.limits.history
+        with self._reading_connection() as connection:
+            return detail.get_task(
+                connection, ref, related_limit=self.limits.related, history_limit=self.limits.history
             )
 
     def next_task(self, assignee: str, project: str | None = None) -> NextTask:

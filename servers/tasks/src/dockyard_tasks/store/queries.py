@@ -18,24 +18,21 @@ from sqlalchemy.orm import Session, aliased
 from dockyard_shared import InvalidArgument, NotFound, bound_items, decode_cursor, did_you_mean, encode_cursor
 
 from ..models import (
-    CommentEntry,
     NextTask,
     ProjectInfo,
     ProjectList,
     RelatedTask,
-    TaskDetail,
     TaskPage,
     TaskRow,
 )
-from .history import change_entry, iso
+from .history import iso
 from .rules import OPEN, TaskRef, format_task_id, priority_name, task_not_found
-from .schema import Activity, Comment, Dependency, Label, Project, Task
+from .schema import Dependency, Label, Project, Task
 
 __all__ = [
     "TaskFilter",
     "find_project",
     "find_task",
-    "get_task",
     "list_projects",
     "list_tasks",
     "next_task",
@@ -333,72 +330,6 @@ def list_tasks(
         )
     return TaskPage(
         tasks=bounded.items, count=len(bounded.items), has_more=has_more, next_cursor=next_cursor, note=note
-    )
-
-
-# -- get_task ------------------------------------------------------------------------------------------
-
-
-def get_task(session: Session, ref: TaskRef, *, related_limit: int, history_limit: int) -> TaskDetail:
-    task, key = find_task(session, ref)
-    parent = related(session, Task.id == task.parent_id)[0] if task.parent_id else None
-    blocked_by = related(
-        session, Task.id.in_(select(Dependency.blocker_id).where(Dependency.task_id == task.id))
-    )
-    blocks = related(
-        session,
-        Task.id.in_(select(Dependency.task_id).where(Dependency.blocker_id == task.id)),
-        limit=related_limit,
-    )
-    subtasks = related(session, Task.parent_id == task.id, limit=related_limit)
-    subtasks_total = session.scalar(select(func.count()).where(Task.parent_id == task.id)) or 0
-    comments = session.scalars(
-        select(Comment).where(Comment.task_id == task.id).order_by(Comment.id.desc()).limit(history_limit)
-    ).all()
-    comments_total = session.scalar(select(func.count()).where(Comment.task_id == task.id)) or 0
-    history = session.scalars(
-        select(Activity).where(Activity.task_id == task.id).order_by(Activity.id.desc()).limit(history_limit)
-    ).all()
-    history_total = session.scalar(select(func.count()).where(Activity.task_id == task.id)) or 0
-    labels = session.scalars(select(Label.label).where(Label.task_id == task.id).order_by(Label.label)).all()
-    cut = []
-    if comments_total > len(comments):
-        cut.append(f"the latest {len(comments)} of {comments_total} comments")
-    if history_total > len(history):
-        cut.append(f"the latest {len(history)} of {history_total} changes")
-    if subtasks_total > len(subtasks):
-        cut.append(f"the first {len(subtasks)} of {subtasks_total} subtasks (list_tasks parent=… lists all)")
-    note = "Showing " + "; ".join(cut) + "." if cut else None
-    if cut and history_total > len(history):
-        note += " changes_since gives the whole history."
-    return TaskDetail(
-        id=format_task_id(key, task.number),
-        project=key,
-        title=task.title,
-        description=task.description,
-        status=task.status,
-        priority=priority_name(task.priority),
-        assignee=task.assignee,
-        due=task.due_date.isoformat() if task.due_date else None,
-        labels=list(labels),
-        parent=parent,
-        version=task.version,
-        created_at=iso(task.created_at) or "",
-        created_by=task.created_by,
-        updated_at=iso(task.updated_at) or "",
-        blocked_by=blocked_by,
-        open_blockers=[b.id for b in blocked_by if b.status in OPEN],
-        blocks=blocks,
-        subtasks=subtasks,
-        subtasks_total=subtasks_total,
-        comments=[
-            CommentEntry(id=c.id, author=c.author, body=c.body, created_at=iso(c.created_at) or "")
-            for c in reversed(comments)
-        ],
-        comments_total=comments_total,
-        history=[change_entry(row) for row in reversed(history)],
-        history_total=history_total,
-        note=note,
     )
 
 
