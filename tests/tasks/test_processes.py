@@ -10,6 +10,9 @@ import httpx
 import pytest
 from sqlalchemy import text
 
+from dockyard_shared.runner import authenticate_themselves, check_exposure, http_options
+from dockyard_tasks.__main__ import entry as tasks_entry
+from dockyard_tasks.actors import ActorTokens
 from dockyard_tasks.store import TaskStore
 from dockyard_tasks.store.engine import make_engine
 from dockyard_tasks.store.migrate import migrate_to
@@ -118,6 +121,32 @@ async def test_over_http_each_token_acts_as_its_own_actor(sqlite_url, actors_fil
         refused = httpx.post(server.url(), json=ping, headers={"Authorization": "Bearer wrong", **accept})
         assert refused.status_code == 401
         assert httpx.get(server.url("/health")).status_code == 200
+
+
+def test_a_lan_bind_is_allowed_with_actor_tokens_and_refused_without_any_token(sqlite_url, actors_file):
+    # The allowed side is checked without binding (helpers bind 127.0.0.1 only): the pre-build check
+    # the runner makes from the flags, and the check serve() makes from the server actually built.
+    lan = ("--transport", "http", "--host", "192.168.1.20", "--port", "8765", "--database-url", sqlite_url)
+    args = tasks_entry.parser().parse_args([*lan, "--actors", str(actors_file)])
+    check_exposure(http_options(args), authenticated=tasks_entry.authenticates(args))
+    server = tasks_entry.build(args)
+    assert isinstance(server.auth, ActorTokens) and authenticate_themselves({"tasks": server})
+    check_exposure(http_options(args), authenticated=authenticate_themselves({"tasks": server}))
+
+    plain = tasks_entry.parser().parse_args(list(lan))
+    assert not tasks_entry.authenticates(plain)
+    assert not authenticate_themselves({"tasks": tasks_entry.build(plain)})
+    launch = tasks_launch(sqlite_url)
+    refused = subprocess.run(
+        [*launch.command(), "--transport", "http", "--host", "0.0.0.0", "--port", "8765"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in launch.environment().items() if k != "DOCKYARD_AUTH_TOKEN"},
+        stdin=subprocess.DEVNULL,
+    )
+    assert refused.returncode == 2 and "Refusing to serve on 0.0.0.0" in refused.stderr
+    assert "--actors" in refused.stderr and refused.stdout == ""
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -81,6 +81,9 @@ class ServerEntry:
     config_args: Sequence[str] = field(default_factory=tuple)
     # The server's toolsets, for `dockyard list` and for checking --toolsets in `dockyard config`.
     toolsets: Sequence[Toolset] = field(default_factory=tuple)
+    # Whether the server these arguments build checks bearer tokens itself (its FastMCP ``auth``, e.g.
+    # dockyard-tasks --actors): that satisfies the non-loopback rule of check_exposure as --auth-token does.
+    authenticates: Callable[[argparse.Namespace], bool] = lambda args: False
 
     def parser(self, *, with_runner: bool = True) -> argparse.ArgumentParser:
         parser = argparse.ArgumentParser(
@@ -269,15 +272,22 @@ class StartupRefused(Exception):
     """A configuration the runner will not start with; the message says how to fix it."""
 
 
-def check_exposure(options: HttpOptions) -> None:
+def check_exposure(options: HttpOptions, *, authenticated: bool = False) -> None:
+    """Refuse a non-loopback bind unless callers must present a token: the runner's own
+    (--auth-token) or, ``authenticated``, the server's (see :func:`authenticate_themselves`)."""
     from .http import is_loopback
 
-    if not is_loopback(options.host) and not options.auth_token:
+    if not is_loopback(options.host) and not options.auth_token and not authenticated:
         raise StartupRefused(
             f"Refusing to serve on {options.host}: a non-loopback address without a token would let "
-            f"anyone on the network call these tools. Set {AUTH_TOKEN_ENV} (or --auth-token), or bind "
-            "to 127.0.0.1."
+            f"anyone on the network call these tools. Set {AUTH_TOKEN_ENV} (or --auth-token) or the "
+            "server's own tokens (e.g. dockyard-tasks --actors), or bind to 127.0.0.1."
         )
+
+
+def authenticate_themselves(servers: Mapping[str, FastMCP]) -> bool:
+    """Whether every one of ``servers`` verifies bearer tokens itself (a FastMCP ``auth`` provider)."""
+    return bool(servers) and all(server.auth is not None for server in servers.values())
 
 
 def _attach_audit_log(servers: Mapping[str, FastMCP], path: str | None) -> None:
@@ -372,7 +382,7 @@ async def serve(
     )
 
     options = http_options(args)
-    check_exposure(options)
+    check_exposure(options, authenticated=authenticate_themselves(servers))
     app = build_http_app(servers, options, prefixed=prefixed)
     guard = ConnectionGuard(
         header_timeout=options.header_timeout,
@@ -420,7 +430,8 @@ def run_server(entry: ServerEntry, argv: Sequence[str] | None = None) -> int:
         with _start_up_without_collections():
             configure_logging(args.log_level)
             if args.transport == "http":
-                check_exposure(http_options(args))
+                # Before building (a refused start touches nothing); serve() checks the built server.
+                check_exposure(http_options(args), authenticated=entry.authenticates(args))
             server = entry.build(args)
         import anyio
 

@@ -20,7 +20,13 @@ def build(args: argparse.Namespace):
 
 
 entry = ServerEntry(
-    name="tasks", summary=SUMMARY, build=build, add_arguments=add_arguments, toolsets=TOOLSETS
+    name="tasks",
+    summary=SUMMARY,
+    build=build,
+    add_arguments=add_arguments,
+    toolsets=TOOLSETS,
+    # --actors makes the server verify each caller's token (ActorTokens), so it may bind a LAN address.
+    authenticates=lambda args: bool(getattr(args, "actors", None)),
 )
 
 
