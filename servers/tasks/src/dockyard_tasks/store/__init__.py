@@ -157,28 +157,23 @@ class TaskStore:
     # -- transactions ----------------------------------------------------------------------------
 
     @contextmanager
-    def _reading(self) -> Iterator[Session]:
+    def _reading_connection(self) -> Iterator[Connection]:
+        """A read transaction on a plain connection (the Core-only hot paths need no Session)."""
         try:
             with self.engine.connect() as connection:
                 if self.postgres:
                     # One snapshot for every query of the call (get_task, summary read several tables).
                     connection = connection.execution_options(isolation_level="REPEATABLE READ")
-                with Session(bind=connection) as session, session.begin():
-                    yield session
-        except DBAPIError as error:
-            raise _problem_for(error) from None
-
-    @contextmanager
-    def _reading_connection(self) -> Iterator[Connection]:
-        """A read transaction on a plain connection, for the Core-only hot paths (no Session to build)."""
-        try:
-            with self.engine.connect() as connection:
-                if self.postgres:
-                    connection = connection.execution_options(isolation_level="REPEATABLE READ")
                 with connection.begin():
                     yield connection
         except DBAPIError as error:
             raise _problem_for(error) from None
+
+    @contextmanager
+    def _reading(self) -> Iterator[Session]:
+        # The Session joins the connection's transaction; _reading_connection commits it.
+        with self._reading_connection() as connection, Session(bind=connection) as session:
+            yield session
 
     @contextmanager
     def _writing(self, actor: str) -> Iterator[tuple[Session, Recorder]]:
