@@ -25,10 +25,19 @@ Every git process gets:
   so no other git process starts with overrides computed from config files it is rewriting;
 * a time limit, after which it is killed, and an output budget: stdout is read only up to the budget,
   then the process is killed and the result marked truncated — a 25 MB diff costs what the budget costs.
+
+A command that talks to a remote (fetch, push, ls-remote) is run with a :class:`NetworkAccess`, which adds
+to all of the above, never removes: exactly the protocols it lists in ``GIT_ALLOW_PROTOCOL``, config
+entries appended after the layout's (a later entry wins), the same treatment as the per-driver keys for
+the network keys it names, the operator's environment *under* the runner's, its own time limit (and as
+much CPU time), and a limit on the size of any file git writes (``RLIMIT_FSIZE``: one pack cannot exceed
+it). Its gatekeeper folder also holds git's https helpers and the credential helpers installed beside git.
+What a :class:`NetworkAccess` holds is decided by :mod:`.remote_access`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import math
 import os
@@ -40,15 +49,16 @@ import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dockyard_shared import Conflict, InvalidArgument, LimitExceeded, NotFound, PermissionDenied
 
-from .layout import EMPTY_HOME, Layout, Layouts
+from .layout import EMPTY_HOME, Layout, Layouts, listing_environment
+from .network import NetworkAccess, network_environment
 from .process import ProcessLimits, run_bounded, running_processes
 
-__all__ = ["GitOutput", "GitRunner", "running_processes"]
+__all__ = ["GitOutput", "GitRunner", "NetworkAccess", "running_processes"]
 
 # Commands that write no work-tree file and no config: they may run side by side in one repository.
 _SHARED_COMMANDS = frozenset(
@@ -190,10 +200,13 @@ class GitRunner:
         )
         self._repository_locks: dict[str, _SharedExclusive] = {}
         self._lock = threading.Lock()
+        self._held = threading.local()  # the git dirs whose lock this thread holds (see holding())
         self._exec_path = self._gatekeeper()
+        self._network_exec_path: str | None = None
 
-    def _gatekeeper(self) -> str:
-        """A folder for ``GIT_EXEC_PATH`` whose ``git`` is the gatekeeper (module docstring)."""
+    def _gatekeeper(self, helpers: Sequence[str] = ()) -> str:
+        """A folder for ``GIT_EXEC_PATH`` whose ``git`` is the gatekeeper (module docstring), with links
+        to the programs ``helpers`` names (full paths)."""
         real = shutil.which(self.git) or self.git
         folder = tempfile.mkdtemp(prefix="dockyard-git-exec-")
         script = Path(folder) / "git"
@@ -201,8 +214,41 @@ class GitRunner:
             _GATEKEEPER.format(git=shlex.quote(os.path.abspath(real)), refusal=_GATEKEEPER_REFUSAL)
         )
         script.chmod(0o500)
+        for helper in helpers:
+            os.symlink(helper, os.path.join(folder, os.path.basename(helper)))
         weakref.finalize(self, shutil.rmtree, folder, True)
         return folder
+
+    def real_exec_path(self) -> str:
+        """Where git's own programs are installed (``git --exec-path``)."""
+        finished = run_bounded(
+            [self.git, "--exec-path"],
+            cwd=EMPTY_HOME,
+            env=listing_environment(),
+            limits=self.limits,
+            timeout_s=self.timeout_s,
+            max_bytes=4096,
+        )
+        return finished.stdout.decode("utf-8", "replace").strip()
+
+    def _network_gatekeeper(self) -> str:
+        """The gatekeeper folder for network commands: git finds its https helpers (and the credential
+        helpers installed beside it) only in its exec path, so those are linked in; ``git`` itself is
+        still the gatekeeper."""
+        with self._lock:
+            if self._network_exec_path is None:
+                real = self.real_exec_path()
+                try:
+                    names = sorted(os.listdir(real)) if real else []
+                except OSError:
+                    names = []
+                helpers = [
+                    os.path.join(real, name)
+                    for name in names
+                    if name in ("git-remote-http", "git-remote-https") or name.startswith("git-credential-")
+                ]
+                self._network_exec_path = self._gatekeeper(helpers)
+            return self._network_exec_path
 
     def confine_to(self, roots: Sequence[Path]) -> None:
         """Refuse, from now on, every repository that reads git data from outside ``roots``."""
@@ -211,6 +257,27 @@ class GitRunner:
     def refusal(self, git_dir: Path) -> str | None:
         """Why the repository at ``git_dir`` may not be used (for the model to read), or ``None``."""
         return self._layouts.get(str(git_dir)).refusal
+
+    def config_names(self, git_dir: Path) -> frozenset[str]:
+        """Every key the repository's config files set (any include, any condition), as git lists them."""
+        return self._layouts.get(str(git_dir)).config_names
+
+    @contextmanager
+    def holding(self, git_dir: Path) -> Iterator[None]:
+        """Hold the repository's lock *shared* across several commands of this thread, so no command of
+        this server that may rewrite config or work-tree files runs in between (a remote's URL is checked,
+        then used, under the same config). Commands run inside take no lock of their own."""
+        held = self._held.__dict__.setdefault("dirs", set())
+        key = str(git_dir)
+        if key in held:
+            yield
+            return
+        with self._repository_lock(git_dir).shared():
+            held.add(key)
+            try:
+                yield
+            finally:
+                held.discard(key)
 
     def _environment(self, git_dir: Path, work_tree: Path | None) -> dict[str, str]:
         env = {
@@ -264,20 +331,28 @@ class GitRunner:
         check: bool = True,
         stdin: bytes | None = None,
         magic_pathspecs: bool = False,
+        network: NetworkAccess | None = None,
     ) -> GitOutput:
         """Run git; read at most ``max_bytes`` of stdout, then stop it.
 
         With ``magic_pathspecs``, every path after ``--`` must spell its magic (``:(literal)a``,
-        ``:(exclude,literal)b``); otherwise paths are literal whatever they look like.
+        ``:(exclude,literal)b``); otherwise paths are literal whatever they look like. With ``network``,
+        the command may reach a remote as the :class:`NetworkAccess` allows (locked as a shared command,
+        with every override).
         """
         args = _without_submodules(args)
         if magic_pathspecs:
             paths = args[args.index("--") + 1 :] if "--" in args else []
             if not all(path.startswith(":(") for path in paths):
                 raise ValueError("with magic pathspecs, every path must spell its magic")
-        lock = self._repository_lock(git_dir)
         read_only = args[0] in _SHARED_COMMANDS
-        with lock.shared() if read_only else lock.exclusive():
+        if str(git_dir) in self._held.__dict__.get("dirs", ()):
+            lock = contextlib.nullcontext()
+        elif read_only or network is not None:
+            lock = self._repository_lock(git_dir).shared()
+        else:
+            lock = self._repository_lock(git_dir).exclusive()
+        with lock:
             layout = self._layout(git_dir)
             if layout.refusal:
                 raise PermissionDenied(
@@ -285,11 +360,25 @@ class GitRunner:
                     next_step="Use another repository (git_repositories lists them); this one can only be "
                     "used after the user fixes it.",
                 )
-            overrides = layout.read_environment if read_only else layout.environment
+            overrides = layout.read_environment if read_only and network is None else layout.environment
             env = {**self._environment(git_dir, work_tree), **overrides}
             if magic_pathspecs:
                 del env["GIT_LITERAL_PATHSPECS"]
-            return self._run_process(git_dir, work_tree, args, env, max_bytes, timeout_s, check, stdin)
+            if network is None:
+                return self._run_process(git_dir, work_tree, args, env, max_bytes, timeout_s, check, stdin)
+            env = {
+                **network_environment(env, layout.config_names, network),
+                "GIT_EXEC_PATH": self._network_gatekeeper(),
+            }
+            timeout = network.timeout_s or timeout_s or self.timeout_s
+            limits = replace(
+                self.limits,
+                cpu_s=max(self.limits.cpu_s, math.ceil(timeout)),
+                file_bytes=network.max_file_bytes,
+            )
+            return self._run_process(
+                git_dir, work_tree, args, env, max_bytes, timeout, check, stdin, limits=limits
+            )
 
     def _run_process(
         self,
@@ -301,14 +390,17 @@ class GitRunner:
         timeout_s: float | None,
         check: bool,
         stdin: bytes | None,
+        *,
+        limits: ProcessLimits | None = None,
     ) -> GitOutput:
         timeout = timeout_s or self.timeout_s
+        limits = limits or self.limits
         try:
             finished = run_bounded(
                 self.command(args),
                 cwd=str(work_tree or git_dir),
                 env=env,
-                limits=self.limits,
+                limits=limits,
                 timeout_s=timeout,
                 max_bytes=max_bytes,
                 stdin=stdin,
@@ -328,14 +420,13 @@ class GitRunner:
             )
         if finished.out_of_cpu:
             raise LimitExceeded(
-                f"git used more than its {self.limits.cpu_s} s of CPU time and was stopped.",
+                f"git used more than its {limits.cpu_s} s of CPU time and was stopped.",
                 next_step="Narrow the request: a simpler pattern, a path filter, a revision range or a "
                 "smaller max_count.",
             )
         if finished.out_of_memory:
             raise LimitExceeded(
-                f"git ran out of its memory limit ({self.limits.memory_mb} MiB of address space) and "
-                "was stopped.",
+                f"git ran out of its memory limit ({limits.memory_mb} MiB of address space) and was stopped.",
                 next_step="Narrow the request: a simpler pattern, fewer or smaller files (paths), or a "
                 "smaller range.",
             )

@@ -186,6 +186,7 @@ class Layout:
     # The loose-object folders (objects/ab) of every object store git reads. The listing of each objects/
     # folder is in the signature, so this list holds as long as the layout does.
     fan_out: tuple[str, ...] = ()
+    config_names: frozenset[str] = frozenset()  # every key its config files set, as git lists them
 
 
 # _stamp's mode for a folder whose list of entries matters (objects, objects/pack): its times change
@@ -492,6 +493,7 @@ class Layouts:
             _override_environment(common_dir, {**read_overrides, **per_driver, **self._extra}),
             refusals[0] if refusals else None,
             tuple(folder for objects in dict.fromkeys(object_dirs) for folder in _fan_out_folders(objects)),
+            frozenset(names),
         )
 
     def _confinement_problems(

@@ -50,6 +50,7 @@ _OUT_OF_MEMORY = ("out of memory", "cannot allocate memory", "memory exhausted")
 class ProcessLimits:
     memory_mb: int  # address space
     cpu_s: int  # CPU time: SIGXCPU at this, SIGKILL a second later
+    file_bytes: int | None = None  # largest file it may write (SIGXFSZ past it; no core file): a fetch's pack
 
     def apply(self, pid: int) -> None:
         """Give a just-started process these limits (what it starts inherits them)."""
@@ -59,6 +60,9 @@ class ProcessLimits:
         try:
             resource.prlimit(pid, resource.RLIMIT_AS, (memory, memory))
             resource.prlimit(pid, resource.RLIMIT_CPU, (self.cpu_s, self.cpu_s + 1))
+            if self.file_bytes is not None:
+                resource.prlimit(pid, resource.RLIMIT_FSIZE, (self.file_bytes, self.file_bytes))
+                resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
         except (ProcessLookupError, PermissionError):
             pass  # it has already finished
 
