@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from dockyard_shared.runner import ServerEntry, run_server
 
-from .settings import TOOLSETS, settings_from
+from .settings import DEFAULT_TOKEN_HOSTS, REMOTE_PROTOCOLS, TOOLSETS, RemoteSettings, settings_from
 
 SUMMARY = (
     "Local git repositories — safe, bounded, fast on large histories — plus GitHub pull requests and issues."
@@ -58,6 +58,57 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="SECONDS",
         help="CPU-time limit per git process (default: the --git-timeout)",
+    )
+    add_remote_arguments(parser)
+
+
+def add_remote_arguments(parser: argparse.ArgumentParser) -> None:
+    defaults = RemoteSettings()
+    group = parser.add_argument_group("remotes (the remote toolset)")
+    group.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="serve the remote toolset (git_remotes, git_fetch; git_pull and git_push with --allow-write too)",
+    )
+    group.add_argument(
+        "--remote-protocol",
+        action="append",
+        choices=REMOTE_PROTOCOLS,
+        metavar="PROTOCOL",
+        help="a protocol remotes may use (repeatable; default: https and ssh; 'http' is unencrypted; 'file' "
+        "reaches only repositories inside the roots)",
+    )
+    group.add_argument(
+        "--remote-token-env",
+        metavar="NAME",
+        help="environment variable holding a token for https remotes (sent only to --remote-token-host)",
+    )
+    group.add_argument(
+        "--remote-token-host",
+        action="append",
+        metavar="HOST[:PORT]",
+        help=f"a host the token is sent to (repeatable; default: {', '.join(DEFAULT_TOKEN_HOSTS)})",
+    )
+    group.add_argument(
+        "--remote-timeout",
+        type=float,
+        default=defaults.timeout_s,
+        metavar="SECONDS",
+        help="time limit of one fetch, pull or push",
+    )
+    group.add_argument(
+        "--max-fetch-bytes",
+        type=int,
+        default=defaults.max_fetch_bytes,
+        metavar="BYTES",
+        help="largest file (one pack) a fetch may write",
+    )
+    group.add_argument(
+        "--protected-branch",
+        action="append",
+        metavar="NAME",
+        help="a branch (or glob) whose pushes need the user's confirmation (repeatable; default: the "
+        "remote's default branch)",
     )
 
 

@@ -32,6 +32,8 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from .github_api import GitHubReader
+    from .remote_access import RemoteAccess
+    from .remotes import RemoteOperations
 
 __all__ = ["ClientRoots", "GitContext", "Workspace"]
 
@@ -115,6 +117,8 @@ class GitContext:
         # a client that asks again with the same roots finds its repositories already scanned).
         self._fixed = Workspace.under(settings.roots, settings) if settings.roots else None
         self._by_roots: OrderedDict[tuple[Path, ...], Workspace] = OrderedDict()
+        self._remote_access: RemoteAccess | None = None
+        self._remote_access_lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GitContext:
@@ -193,6 +197,34 @@ class GitContext:
         """Like :meth:`run`, for a repository named by its folder name (as resources do)."""
         workspace = self.workspace()
         return await run_cancellable(lambda: work(workspace.ops, workspace.repositories.by_name(name)))
+
+    async def on_remote(self, repo_path: str | None, work: Callable[[RemoteOperations, Repository], T]) -> T:
+        """``work`` with the remote operations on the repository ``repo_path`` names (the remote toolset)."""
+        workspace = self.workspace()
+
+        def remote_work() -> T:
+            from .remotes import RemoteOperations
+
+            runner = workspace.ops.runner
+            remotes = RemoteOperations(
+                workspace.repositories,
+                runner,
+                self.settings.remote,
+                self.settings.limits,
+                access=self._access(runner),
+            )
+            return work(remotes, workspace.repositories.resolve(repo_path))
+
+        return await run_cancellable(remote_work)
+
+    def _access(self, runner: GitRunner) -> RemoteAccess:
+        """How remotes are reached: read once (the operator's git config), shared by every workspace."""
+        with self._remote_access_lock:
+            if self._remote_access is None:
+                from .remote_access import RemoteAccess
+
+                self._remote_access = RemoteAccess(self.settings.remote, runner.git, runner.real_exec_path())
+            return self._remote_access
 
     async def on_github(self, repo_path: str | None, work: Callable[[GitHubReader, str], T]) -> T:
         """``work`` with the GitHub reader and the ``owner/name`` of the repository's GitHub remote."""

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dockyard_shared import InvalidArgument, NotFound
 from dockyard_shared.toolsets import Exposure, Toolset, exposure_from
 
-__all__ = ["TOOLSETS", "Limits", "Settings", "settings_from"]  # and the GitHub reply bounds below
+__all__ = [
+    "TOOLSETS",
+    "Limits",
+    "RemoteSettings",
+    "Settings",
+    "settings_from",
+]  # and the GitHub reply bounds below
 
 READ = Toolset(
     "read", "status, history, diffs, blame, branches, tags and grep of local repositories", read_only=True
@@ -24,7 +31,20 @@ WRITE = Toolset(
 GITHUB = Toolset(
     "github", "pull requests and issues of a repository's GitHub remote (needs a token)", read_only=True
 )
-TOOLSETS = (READ, WRITE, GITHUB)
+REMOTE = Toolset(
+    "remote",
+    "remotes, fetch; fast-forward pull and push with the write toolset too (--allow-remote)",
+    read_only=False,
+    default=False,
+)
+TOOLSETS = (READ, WRITE, GITHUB, REMOTE)
+# Served only when the write toolset is on too: they change local branches or the remote.
+REMOTE_WRITES = ("git_pull", "git_push")
+
+# What --remote-protocol may allow (file: only for repositories inside the roots).
+REMOTE_PROTOCOLS = ("https", "ssh", "http", "file")
+DEFAULT_REMOTE_PROTOCOLS = ("https", "ssh")
+DEFAULT_TOKEN_HOSTS = ("github.com",)
 
 
 @dataclass(frozen=True)
@@ -43,6 +63,21 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class RemoteSettings:
+    """How the remote toolset reaches remotes (see remote_access.py)."""
+
+    protocols: tuple[str, ...] = DEFAULT_REMOTE_PROTOCOLS
+    token: str | None = field(default=None, repr=False)  # from $token_env; sent only to token_hosts
+    token_env: str | None = None
+    token_hosts: tuple[str, ...] = DEFAULT_TOKEN_HOSTS  # host or host:port
+    timeout_s: float = 120.0
+    max_fetch_bytes: int = 2 * 1024**3  # no file a fetch writes (one pack) may grow past this
+    protected_branches: tuple[str, ...] = ()  # names or globs; none: the remote's default branch
+    # The operator's environment, read for their credential helpers and ssh settings (None: this process's).
+    operator_environment: dict[str, str] | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
 class Settings:
     roots: tuple[Path, ...]  # empty: serve the client's MCP roots
     exposure: Exposure = field(default_factory=Exposure)
@@ -53,6 +88,7 @@ class Settings:
     git_memory_mb: int = 1024  # address space of each git process (RLIMIT_AS)
     git_cpu_s: int | None = None  # CPU time of each git process (RLIMIT_CPU); None: as --git-timeout
     limits: Limits = field(default_factory=Limits)
+    remote: RemoteSettings = field(default_factory=RemoteSettings)
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -72,15 +108,58 @@ def settings_from(args: argparse.Namespace) -> Settings:
     if args.git_cpu is not None and args.git_cpu < 1:
         raise InvalidArgument("--git-cpu must be at least 1 (second).")
     exposure = exposure_from(args)
+    if args.allow_write:
+        exposure = exposure.enabling(WRITE.name)
+    if args.allow_remote:
+        exposure = exposure.enabling(REMOTE.name)
+    named = [tool for tool in REMOTE_WRITES if tool in exposure.tools]
+    if named and not writes_served(exposure):
+        raise InvalidArgument(
+            f"{named[0]} is served only together with the write toolset.",
+            next_step="Add --allow-write (or 'write' to --toolsets).",
+        )
     return Settings(
         roots=roots,
-        exposure=exposure.enabling(WRITE.name) if args.allow_write else exposure,
+        exposure=exposure,
         github_token=os.environ.get(args.github_token_env) or None,
         github_token_env=args.github_token_env,
         github_api_url=args.github_api_url,
         git_timeout_s=args.git_timeout,
         git_memory_mb=args.git_memory,
         git_cpu_s=args.git_cpu,
+        remote=remote_settings_from(args),
+    )
+
+
+def writes_served(exposure: Exposure) -> bool:
+    """Whether the write toolset is on (git_pull and git_push are served only then)."""
+    return not exposure.read_only and WRITE.name in exposure.enabled_toolsets(TOOLSETS)
+
+
+def remote_settings_from(args: argparse.Namespace) -> RemoteSettings:
+    if args.remote_timeout <= 0:
+        raise InvalidArgument("--remote-timeout must be positive.")
+    if args.max_fetch_bytes < 1_000_000:
+        raise InvalidArgument("--max-fetch-bytes must be at least 1000000.")
+    token = None
+    if args.remote_token_env:
+        token = os.environ.get(args.remote_token_env) or None
+        if token is None:
+            raise InvalidArgument(
+                f"--remote-token-env names ${args.remote_token_env}, which is not set.",
+                next_step="Set it in the server's environment, or leave out --remote-token-env.",
+            )
+    for host in args.remote_token_host or ():
+        if not re.fullmatch(r"[A-Za-z0-9.-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?", host):
+            raise InvalidArgument(f"--remote-token-host {host!r} is not a host or host:port.")
+    return RemoteSettings(
+        protocols=tuple(dict.fromkeys(args.remote_protocol or DEFAULT_REMOTE_PROTOCOLS)),
+        token=token,
+        token_env=args.remote_token_env,
+        token_hosts=tuple(args.remote_token_host or DEFAULT_TOKEN_HOSTS),
+        timeout_s=args.remote_timeout,
+        max_fetch_bytes=args.max_fetch_bytes,
+        protected_branches=tuple(args.protected_branch or ()),
     )
 
 
