@@ -23,6 +23,7 @@ READ = {
 }
 WRITE = {"git_add", "git_unstage", "git_commit", "git_create_branch", "git_checkout", "git_stash"}
 GITHUB = {"github_pull_requests", "github_pull_request", "github_issues", "github_issue"}
+REMOTE = {"git_remotes", "git_fetch", "git_pull", "git_push"}
 
 
 def server(repo, *flags: str, token: str | None = None, monkeypatch=None):
@@ -41,7 +42,7 @@ def server(repo, *flags: str, token: str | None = None, monkeypatch=None):
         ((), TOKEN, READ | GITHUB),
         (("--allow-write",), None, READ | WRITE),
         (("--toolsets", "write"), None, WRITE),
-        (("--toolsets", "all"), TOKEN, READ | WRITE | GITHUB),
+        (("--toolsets", "all"), TOKEN, READ | WRITE | GITHUB | REMOTE),
         (("--allow-write", "--read-only"), TOKEN, READ | GITHUB),
         (("--tools", "git_commit,git_add"), None, READ | {"git_commit", "git_add"}),
         (("--toolsets", "github", "--exclude-tools", "github_issue"), TOKEN, GITHUB - {"github_issue"}),
@@ -68,8 +69,9 @@ async def test_a_tool_left_out_cannot_be_called(repo, era, monkeypatch):
     ("flags", "expected"),
     [
         (("--toolsets", "github"), "needs a GitHub token in $GITHUB_TOKEN"),
-        (("--toolsets", "writes"), "Valid toolsets: github, read, write"),
-        (("--tools", "git_push"), "Valid tools:"),
+        (("--toolsets", "writes"), "Valid toolsets: github, read, remote, write"),
+        (("--tools", "git_frobnicate"), "Valid tools:"),
+        (("--tools", "git_push"), "git_push is served only together with the write toolset"),
     ],
 )
 def test_an_impossible_selection_stops_start_up_saying_why(repo, flags, expected):
