@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from dockyard_git.github_api import GitHubReader
+from dockyard_git.settings import MAX_REPLY_CHARS
 from tests.git.fake_github import TOKEN, FakeGitHub, RunningFake, changed_file, check_run, label, status, user
 from tests.git.helpers import git, make_repo, make_server
 from tests.harness import Launch, open_session
@@ -251,7 +252,7 @@ async def test_a_huge_pull_request_is_bounded_and_says_where_the_rest_is(repo, f
         outcome = await session.call_ok("github_pull_request", {"number": 7})
     detail = outcome.data
     url = "https://github.com/acme/widgets/pull/7"
-    assert len(json.dumps(detail)) < 130_000
+    assert len(outcome.text) <= MAX_REPLY_CHARS
     assert len(detail["body"]) < 21_000 and detail["body"].startswith('<untrusted-data source="body of')
     assert "[cut: showed" in detail["body"] and url in detail["body"].rsplit("</untrusted-data>", 1)[1]
     assert "END-OF-BODY" not in detail["body"]

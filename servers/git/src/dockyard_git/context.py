@@ -21,14 +21,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import unquote, urlparse
 
-from dockyard_shared import NotFound, Problem
+import pydantic_core
+from pydantic import BaseModel
+
+from dockyard_shared import LimitExceeded, NotFound, Problem
 from dockyard_shared.offload import run_in_thread
 
 from .gitcmd import GitRunner, running_processes
 from .models import RepositoryList
 from .operations import GitOperations
 from .repos import Repository, RepositorySet
-from .settings import Settings
+from .settings import MAX_REPLY_CHARS, Settings
 
 if TYPE_CHECKING:
     from .github_api import GitHubReader
@@ -57,6 +60,19 @@ async def run_cancellable(work: Callable[[], T]) -> T:
         return await run_in_thread(work, on_cancel=kill)
     finally:
         running_processes.reset(token)
+
+
+def _fits(result: T) -> T:
+    """``result``, unless it would exceed what a host accepts from a tool. The limits keep every reply
+    well under that; this is the backstop for what they cannot foresee (a path of control characters)."""
+    if isinstance(result, BaseModel):
+        size = len(pydantic_core.to_json(result).decode())
+        if size > MAX_REPLY_CHARS:
+            raise LimitExceeded(
+                f"The reply would take {size:,} characters, more than the {MAX_REPLY_CHARS:,} a host accepts.",
+                next_step="Ask for less: narrower paths, a smaller max_count, or a range with start/end.",
+            )
+    return result
 
 
 @dataclass(frozen=True)
@@ -187,16 +203,18 @@ class GitContext:
         """``work`` on the repository ``repo_path`` names, off the event loop: finding the repository
         touches the file system (and may rescan the roots), which must not hold up other requests."""
         workspace = self.workspace()
-        return await run_cancellable(lambda: work(workspace.ops, workspace.repositories.resolve(repo_path)))
+        return await run_cancellable(
+            lambda: _fits(work(workspace.ops, workspace.repositories.resolve(repo_path)))
+        )
 
     async def list_repositories(self) -> RepositoryList:
         workspace = self.workspace()
-        return await run_cancellable(workspace.ops.repository_list)
+        return await run_cancellable(lambda: _fits(workspace.ops.repository_list()))
 
     async def run_named(self, name: str, work: Callable[[GitOperations, Repository], T]) -> T:
         """Like :meth:`run`, for a repository named by its folder name (as resources do)."""
         workspace = self.workspace()
-        return await run_cancellable(lambda: work(workspace.ops, workspace.repositories.by_name(name)))
+        return await run_cancellable(lambda: _fits(work(workspace.ops, workspace.repositories.by_name(name))))
 
     async def on_remote(self, repo_path: str | None, work: Callable[[RemoteOperations, Repository], T]) -> T:
         """``work`` with the remote operations on the repository ``repo_path`` names (the remote toolset)."""
@@ -234,7 +252,7 @@ class GitContext:
 
         def remote_then_work() -> T:
             repo = workspace.repositories.resolve(repo_path)
-            return work(reader, workspace.ops.github_remote(repo, reader.extra_hosts))
+            return _fits(work(reader, workspace.ops.github_remote(repo, reader.extra_hosts)))
 
         return await run_cancellable(remote_then_work)
 

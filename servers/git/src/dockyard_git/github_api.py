@@ -3,15 +3,16 @@
 The token comes from an environment variable and lives only inside the PyGithub client: it is never part of
 a result, an error or a log line (PyGithub masks the Authorization header in its debug log).
 
-Everything a GitHub user controls is untrusted (see :mod:`dockyard_shared.untrusted`): free text (titles, bodies, comments,
-patches) is always fenced; identifier-like fields (logins, labels, branch, file and check names) are plain
-only when simple identifiers. Values GitHub itself generates (numbers, states, dates, SHAs) are plain; URLs
+Everything a GitHub user controls is untrusted (see :mod:`dockyard_shared.untrusted`): free text (titles,
+bodies, comments, patches) is always fenced; identifier-like fields (logins, labels, branch, file and check
+names) are plain only when simple identifiers. Values GitHub itself generates (numbers, states, dates, SHAs) are plain; URLs
 are plain when they look like one and dropped otherwise. Our own words (truncation marks) go after a fence.
 
 Every reply is bounded (caps in :mod:`.settings`), and every cut is marked and says how to get the rest:
-lists are one GitHub page (30); comments on a page and patches in a reply share a total budget fairly
-(short ones whole, long ones cut evenly). With every field hostile and at its cap, a github_pull_request
-reply is about 140,000 characters of JSON, the others under 120,000; ordinary replies a small fraction.
+lists are one GitHub page (30); caps count the characters a field takes as JSON, so text full of quotes or
+backslashes cannot double a reply; comments on a page and patches in a reply share a total budget fairly
+(short ones whole, long ones cut evenly), and that budget is what the rest of the reply leaves under
+REPLY_BUDGET: with every field hostile and at its cap a reply still stays under 100,000 characters.
 """
 
 from __future__ import annotations
@@ -23,12 +24,15 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
+import pydantic_core
 from github import Auth, Github, GithubException, RateLimitExceededException
+from pydantic import BaseModel
 
 from dockyard_shared import InvalidArgument, UpstreamUnavailable
 from dockyard_shared.untrusted import fence_cut, plain_name
 from dockyard_shared.upstream import problem_for_status
 
+from .bounds import fit, take
 from .models import (
     ChangedFile,
     CheckResult,
@@ -49,11 +53,13 @@ from .settings import (
     MAX_COMMENTS_CHARS,
     MAX_LABELS,
     MAX_LABELS_IN_LIST,
+    MAX_NAME_CHARS,
     MAX_PATCH_CHARS,
     MAX_PATCHES_CHARS,
     MAX_PATH_CHARS,
     MAX_TITLE_CHARS,
     PER_PAGE,
+    REPLY_BUDGET,
 )
 
 __all__ = ["GitHubReader"]
@@ -62,11 +68,28 @@ T = TypeVar("T")
 _URL = re.compile(r"https?://[^\s\"'<>\\^`{|}]+")
 
 
+def _json_cap(text: str | None, cap: int) -> int:
+    """How many characters of ``text`` take at most ``cap`` characters as JSON: caps count what a reply
+    carries, so text full of quotes or backslashes cannot double a bounded reply."""
+    return len(fit((text or "")[:cap], cap)) if cap > 0 else cap
+
+
+def _fenced(text: str | None, source: str, *, cap: int, rest: str) -> tuple[str, bool]:
+    """:func:`~dockyard_shared.untrusted.fence_cut` with ``cap`` counted as JSON characters."""
+    return fence_cut(text, source, cap=_json_cap(text, cap), rest=rest)
+
+
+def _name(value: object, source: str, *, where: str, cap: int = MAX_NAME_CHARS) -> str | None:
+    """:func:`~dockyard_shared.untrusted.plain_name` with ``cap`` counted as JSON characters."""
+    text = None if value is None else str(value)
+    return plain_name(value, source, where=where, cap=max(_json_cap(text, cap), 1))
+
+
 def _title_and_body(item: Any, what: str, url: str, notes: list[str]) -> tuple[str, str]:
     """The fenced title and body of a pull request or issue (``what``: "pull request #7"); a cut body
     adds a note saying where the whole is."""
-    title, _ = fence_cut(item.title, f"title of {what}", cap=MAX_TITLE_CHARS, rest=f"full title {_at(url)}")
-    body, body_cut = fence_cut(
+    title, _ = _fenced(item.title, f"title of {what}", cap=MAX_TITLE_CHARS, rest=f"full title {_at(url)}")
+    body, body_cut = _fenced(
         item.body, f"body of {what}", cap=MAX_BODY_CHARS, rest=f"read the whole text {_at(url)}"
     )
     if body_cut:
@@ -75,7 +98,7 @@ def _title_and_body(item: Any, what: str, url: str, notes: list[str]) -> tuple[s
 
 
 def _login(user: Any, source: str, *, where: str) -> str | None:
-    return plain_name(user.login, source, where=where) if user is not None else None
+    return _name(user.login, source, where=where) if user is not None else None
 
 
 def _url(value: object) -> str:
@@ -127,8 +150,7 @@ def _iso(value: datetime | None) -> str | None:
 def _labels(item: Any, number: int, kind: str, limit: int, where: str) -> tuple[list[str], int]:
     names = [label.name for label in item.labels]
     shown = [
-        plain_name(n, f"label {i} of {kind} #{number}", where=where) or ""
-        for i, n in enumerate(names[:limit], 1)
+        _name(n, f"label {i} of {kind} #{number}", where=where) or "" for i, n in enumerate(names[:limit], 1)
     ]
     return shown, max(0, len(names) - limit)
 
@@ -141,6 +163,23 @@ def _is_pull_request(issue: Any) -> bool:
     if isinstance(raw, dict):
         return raw.get("pull_request") is not None
     return issue.pull_request is not None
+
+
+def _fitting(items: list[T], what: str, notes: list[str]) -> list[T]:
+    """As many of a page's ``items`` as fit in one reply (all of them, unless their text is unusually
+    long); a note says when some were left out."""
+    kept, cut, _ = take(items, max_items=len(items), max_chars=REPLY_BUDGET - 5_000)
+    if cut:
+        notes.append(
+            f"Only the first {len(kept)} of this page's {len(items)} {what} fit in one reply (their titles "
+            "and names are long); see the others on GitHub."
+        )
+    return kept
+
+
+def _json_size(model: BaseModel) -> int:
+    """Characters ``model`` takes as the JSON a reply carries."""
+    return len(pydantic_core.to_json(model).decode())
 
 
 def _join(notes: list[str]) -> str | None:
@@ -208,7 +247,7 @@ class GitHubReader:
         for p in items:
             n = int(p.number)
             url = _url(p.html_url)
-            title, _ = fence_cut(
+            title, _ = _fenced(
                 p.title, f"title of pull request #{n}", cap=MAX_TITLE_CHARS, rest=f"full title {_at(url)}"
             )
             summaries.append(
@@ -218,21 +257,23 @@ class GitHubReader:
                     state=p.state,
                     draft=bool(p.draft),
                     author=_login(p.user, f"author of pull request #{n}", where=_at(url)),
-                    head=plain_name(p.head.ref, f"head branch of pull request #{n}", where=_at(url)) or "",
-                    base=plain_name(p.base.ref, f"base branch of pull request #{n}", where=_at(url)) or "",
+                    head=_name(p.head.ref, f"head branch of pull request #{n}", where=_at(url)) or "",
+                    base=_name(p.base.ref, f"base branch of pull request #{n}", where=_at(url)) or "",
                     created_at=_iso(p.created_at),
                     updated_at=_iso(p.updated_at),
                     url=url,
                 )
             )
         more = len(items) >= PER_PAGE
+        notes = [f"There may be more: call again with page={page + 1}."] if more else []
+        summaries = _fitting(summaries, "pull requests", notes)
         return PullList(
             repository=slug,
             page=page,
             per_page=PER_PAGE,
             has_more=more,
             pull_requests=summaries,
-            note=f"There may be more: call again with page={page + 1}." if more else None,
+            note=_join(notes),
         )
 
     @_translated("pull request #{number}")
@@ -263,7 +304,7 @@ class GitHubReader:
             found += [(c.name, c.status, c.conclusion) for c in runs_shown]
             checks = [
                 CheckResult(
-                    name=plain_name(
+                    name=_name(
                         name, f"name of check {i} of pull request #{number}", where=_at(url, "/checks")
                     )
                     or "",
@@ -307,40 +348,40 @@ class GitHubReader:
         raw_files = (
             self._call(f"the files of pull request #{number}", fetch_files) if first < listed_total else []
         )
-        patches = [f.patch or "" for f in raw_files]
-        shares = _fair_shares([len(p) for p in patches], MAX_PATCHES_CHARS, MAX_PATCH_CHARS)
-        files, cut_patches = [], 0
-        for index, (f, text, share) in enumerate(zip(raw_files, patches, shares, strict=True), first + 1):
-            patch = None
-            if f.patch is not None:
-                patch, cut = fence_cut(
-                    text,
-                    f"patch of file {index} of pull request #{number}",
-                    cap=share,
-                    rest=f"patch cut; see the file with git_diff on the checked-out branch or {_at(url, '/files')}",
-                )
-                cut_patches += cut
-            files.append(
-                ChangedFile(
-                    filename=plain_name(
-                        f.filename,
-                        f"name of file {index} of pull request #{number}",
-                        where=f"in git_diff on the checked-out branch or {_at(url, '/files')}",
-                        cap=MAX_PATH_CHARS,
+
+        def with_patches(budget: int) -> tuple[list[ChangedFile], int]:
+            """The files, their patches sharing ``budget`` characters fairly; and how many were cut."""
+            patches = [f.patch or "" for f in raw_files]
+            shares = _fair_shares([len(p) for p in patches], budget, MAX_PATCH_CHARS)
+            files, cut_patches = [], 0
+            for index, (f, text, share) in enumerate(zip(raw_files, patches, shares, strict=True), first + 1):
+                patch = None
+                if f.patch is not None:
+                    patch, cut = _fenced(
+                        text,
+                        f"patch of file {index} of pull request #{number}",
+                        cap=share,
+                        rest=f"patch cut; see the file with git_diff on the checked-out branch or {_at(url, '/files')}",
                     )
-                    or "",
-                    status=f.status,
-                    additions=f.additions,
-                    deletions=f.deletions,
-                    patch=patch,
+                    cut_patches += cut
+                files.append(
+                    ChangedFile(
+                        filename=_name(
+                            f.filename,
+                            f"name of file {index} of pull request #{number}",
+                            where=f"in git_diff on the checked-out branch or {_at(url, '/files')}",
+                            cap=MAX_PATH_CHARS,
+                        )
+                        or "",
+                        status=f.status,
+                        additions=f.additions,
+                        deletions=f.deletions,
+                        patch=patch,
+                    )
                 )
-            )
-        if cut_patches:
-            notes.append(
-                f"{cut_patches} patch(es) cut (each at most {MAX_PATCH_CHARS:,} characters, "
-                f"{MAX_PATCHES_CHARS:,} in all); the full diff is {_at(url, '/files')} "
-                "or from git_diff on the checked-out branch."
-            )
+            return files, cut_patches
+
+        files = [f.model_copy(update={"patch": None}) for f in with_patches(0)[0]]
         shown_to = first + len(files)
         if changed is not None:
             more_files = shown_to < listed_total
@@ -365,28 +406,49 @@ class GitHubReader:
                 f"GitHub lists only the first {GITHUB_MAX_LISTED_FILES:,} of {changed:,} files; "
                 "check out the branch and use git_diff for the others."
             )
-        return PullDetail(
-            repository=slug,
-            number=int(pull.number),
-            title=title,
-            body=body,
-            state=pull.state,
-            merged=bool(pull.merged),
-            draft=bool(pull.draft),
-            author=_login(pull.user, f"author of pull request #{number}", where=_at(url)),
-            head=plain_name(pull.head.ref, f"head branch of pull request #{number}", where=_at(url)) or "",
-            base=plain_name(pull.base.ref, f"base branch of pull request #{number}", where=_at(url)) or "",
-            head_sha=head_sha,
-            url=url,
-            combined_status=combined_state,
-            checks=checks,
-            checks_truncated=checks_cut,
-            changed_files=changed if changed is not None else shown_to,
-            files_page=page,
-            files=files,
-            files_truncated=more_files or beyond_listing,
-            note=_join(notes),
-        )
+
+        def reply(files: list[ChangedFile], notes: list[str]) -> PullDetail:
+            return PullDetail(
+                repository=slug,
+                number=int(pull.number),
+                title=title,
+                body=body,
+                state=pull.state,
+                merged=bool(pull.merged),
+                draft=bool(pull.draft),
+                author=_login(pull.user, f"author of pull request #{number}", where=_at(url)),
+                head=_name(pull.head.ref, f"head branch of pull request #{number}", where=_at(url)) or "",
+                base=_name(pull.base.ref, f"base branch of pull request #{number}", where=_at(url)) or "",
+                head_sha=head_sha,
+                url=url,
+                combined_status=combined_state,
+                checks=checks,
+                checks_truncated=checks_cut,
+                changed_files=changed if changed is not None else shown_to,
+                files_page=page,
+                files=files,
+                files_truncated=more_files or beyond_listing,
+                note=_join(notes),
+            )
+
+        # The patches share what the rest of the reply leaves (up to MAX_PATCHES_CHARS), measured as the
+        # reply travels: names and text written by others may take more characters as JSON than as text.
+        fences = 300 * sum(f.patch is not None for f in raw_files)  # each patch's fence and cut mark
+        budget = min(MAX_PATCHES_CHARS, REPLY_BUDGET - _json_size(reply(files, notes)) - fences)
+        while True:
+            files, cut_patches = with_patches(max(budget, 0))
+            patch_notes = []
+            if cut_patches:
+                patch_notes.append(
+                    f"{cut_patches} patch(es) cut (each at most {MAX_PATCH_CHARS:,} characters, "
+                    f"{max(budget, 0):,} in all); the full diff is {_at(url, '/files')} "
+                    "or from git_diff on the checked-out branch."
+                )
+            detail = reply(files, [*notes, *patch_notes])
+            excess = _json_size(detail) - REPLY_BUDGET
+            if excess <= 0 or budget <= 0:
+                return detail
+            budget -= excess + 1_000
 
     @_translated("the issues")
     def issues(self, slug: str, *, state: str, labels: list[str] | None, page: int) -> IssueList:
@@ -404,7 +466,7 @@ class GitHubReader:
                 continue
             n = int(i.number)
             url = _url(i.html_url)
-            title, _ = fence_cut(
+            title, _ = _fenced(
                 i.title, f"title of issue #{n}", cap=MAX_TITLE_CHARS, rest=f"full title {_at(url)}"
             )
             shown, hidden = _labels(i, n, "issue", MAX_LABELS_IN_LIST, _at(url))
@@ -424,6 +486,7 @@ class GitHubReader:
             )
         more = len(raw) >= PER_PAGE
         notes = [f"There may be more: call again with page={page + 1}."] if more else []
+        issues = _fitting(issues, "issues", notes)
         if any(i.labels_not_shown for i in issues):
             notes.append(
                 f"Items list at most {MAX_LABELS_IN_LIST} labels (labels_not_shown counts the rest): "
@@ -452,35 +515,37 @@ class GitHubReader:
             return list(issue.get_comments().get_page(comments_page - 1))
 
         raw = self._call(f"the comments of issue #{number}", fetch_comments)
-        texts = [c.body or "" for c in raw]
-        shares = _fair_shares([len(t) for t in texts], MAX_COMMENTS_CHARS, MAX_COMMENT_CHARS)
-        comments, cut_comments = [], 0
-        for index, (c, text, share) in enumerate(
-            zip(raw, texts, shares, strict=True), (comments_page - 1) * PER_PAGE + 1
-        ):
-            comment_url = _url(c.html_url)
-            body, cut = fence_cut(
-                text,
-                f"comment {index} on issue #{number}",
-                cap=share,
-                rest=f"read the whole comment {_at(comment_url or url)}",
-            )
-            cut_comments += cut
-            comments.append(
-                Comment(
-                    author=_login(
-                        c.user, f"author of comment {index} on issue #{number}", where=_at(comment_url or url)
-                    ),
-                    created_at=_iso(c.created_at),
-                    url=comment_url,
-                    body=body,
+
+        def with_comments(budget: int) -> tuple[list[Comment], int]:
+            """The comments, their bodies sharing ``budget`` characters fairly; and how many were cut."""
+            texts = [c.body or "" for c in raw]
+            shares = _fair_shares([len(t) for t in texts], budget, MAX_COMMENT_CHARS)
+            comments, cut_comments = [], 0
+            for index, (c, text, share) in enumerate(
+                zip(raw, texts, shares, strict=True), (comments_page - 1) * PER_PAGE + 1
+            ):
+                comment_url = _url(c.html_url)
+                body, cut = _fenced(
+                    text,
+                    f"comment {index} on issue #{number}",
+                    cap=share,
+                    rest=f"read the whole comment {_at(comment_url or url)}",
                 )
-            )
-        if cut_comments:
-            notes.append(
-                f"{cut_comments} comment(s) cut (each at most {MAX_COMMENT_CHARS:,} characters, "
-                f"{MAX_COMMENTS_CHARS:,} in all on a page); each cut one says where to read it whole."
-            )
+                cut_comments += cut
+                comments.append(
+                    Comment(
+                        author=_login(
+                            c.user,
+                            f"author of comment {index} on issue #{number}",
+                            where=_at(comment_url or url),
+                        ),
+                        created_at=_iso(c.created_at),
+                        url=comment_url,
+                        body=body,
+                    )
+                )
+            return comments, cut_comments
+
         first = (comments_page - 1) * PER_PAGE
         more = first + len(raw) < total and bool(raw)
         if more:
@@ -494,22 +559,42 @@ class GitHubReader:
         shown, hidden = _labels(issue, number, "issue", MAX_LABELS, _at(url))
         if hidden:
             notes.append(f"{hidden} more label(s) are {_at(url)}.")
-        return IssueDetail(
-            repository=slug,
-            number=int(issue.number),
-            title=title,
-            body=body,
-            state=issue.state,
-            author=_login(issue.user, f"author of issue #{number}", where=_at(url)),
-            url=url,
-            labels=shown,
-            labels_not_shown=hidden,
-            comments=comments,
-            comments_page=comments_page,
-            total_comments=total,
-            has_more_comments=more,
-            note=_join(notes),
-        )
+
+        def reply(comments: list[Comment], notes: list[str]) -> IssueDetail:
+            return IssueDetail(
+                repository=slug,
+                number=int(issue.number),
+                title=title,
+                body=body,
+                state=issue.state,
+                author=_login(issue.user, f"author of issue #{number}", where=_at(url)),
+                url=url,
+                labels=shown,
+                labels_not_shown=hidden,
+                comments=comments,
+                comments_page=comments_page,
+                total_comments=total,
+                has_more_comments=more,
+                note=_join(notes),
+            )
+
+        # The comment bodies share what the rest of the reply leaves (up to MAX_COMMENTS_CHARS), measured
+        # as the reply travels, as a pull request's patches do.
+        bare = [c.model_copy(update={"body": ""}) for c in with_comments(0)[0]]
+        budget = min(MAX_COMMENTS_CHARS, REPLY_BUDGET - _json_size(reply(bare, notes)) - 300 * len(raw))
+        while True:
+            comments, cut_comments = with_comments(max(budget, 0))
+            cut_notes = []
+            if cut_comments:
+                cut_notes.append(
+                    f"{cut_comments} comment(s) cut (each at most {MAX_COMMENT_CHARS:,} characters, "
+                    f"{max(budget, 0):,} in all on a page); each cut one says where to read it whole."
+                )
+            detail = reply(comments, [*notes, *cut_notes])
+            excess = _json_size(detail) - REPLY_BUDGET
+            if excess <= 0 or budget <= 0:
+                return detail
+            budget -= excess + 1_000
 
 
 def _check_page(page: int) -> None:

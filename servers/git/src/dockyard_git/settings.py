@@ -12,6 +12,7 @@ from dockyard_shared import InvalidArgument, NotFound
 from dockyard_shared.toolsets import Exposure, Toolset, exposure_from
 
 __all__ = [
+    "MAX_REPLY_CHARS",
     "TOOLSETS",
     "Limits",
     "RemoteSettings",
@@ -47,12 +48,20 @@ DEFAULT_REMOTE_PROTOCOLS = ("https", "ssh")
 DEFAULT_TOKEN_HOSTS = ("github.com",)
 
 
+# One popular host refuses a tool result over 25,000 tokens (about 100,000 characters at 4 a token): no
+# reply at these limits exceeds it. Lists, patches and file content share max_reply_chars of a reply
+# (counted as JSON); the rest is room for the fixed fields (the repository's path, notes).
+MAX_REPLY_CHARS = 100_000
+
+
 @dataclass(frozen=True)
 class Limits:
+    max_reply_chars: int = 80_000  # JSON characters of one reply's lists, patch or file content
     max_log: int = 1_000  # commits per git_log page
     default_log: int = 50
-    max_patch_chars: int = 60_000  # a patch in total
+    max_patch_chars: int = 60_000  # a patch in total (JSON characters, as all these sizes)
     max_file_patch_chars: int = 12_000  # one file's part of a patch
+    max_patch_files_chars: int = 15_000  # the file list beside a patch
     max_file_chars: int = 60_000  # git_show of a file, per page
     max_blame_lines: int = 500
     default_grep_matches: int = 100
@@ -164,6 +173,7 @@ def remote_settings_from(args: argparse.Namespace) -> RemoteSettings:
 
 
 # Bounds of a GitHub reply (see github_api.py for how they add up).
+REPLY_BUDGET = MAX_REPLY_CHARS - 5_000  # a whole reply as JSON; patches and comments take what is left
 PER_PAGE = 30  # one GitHub page: list tools, issue comments, first page of checks
 FILES_PER_REPLY = 2 * PER_PAGE  # changed files per github_pull_request reply (two GitHub pages)
 GITHUB_MAX_LISTED_FILES = 3_000  # GitHub lists at most this many files of a pull request
@@ -176,4 +186,5 @@ MAX_PATCHES_CHARS = 40_000  # all patches in one reply, shared fairly
 MAX_CHECKS = 40  # statuses and check runs shown for a pull request
 MAX_LABELS_IN_LIST = 10  # per item of github_issues
 MAX_LABELS = 30  # on github_issue
+MAX_NAME_CHARS = 100  # a login, label, branch or check name (GitHub: logins 39, labels 50)
 MAX_PATH_CHARS = 300  # a changed file's path

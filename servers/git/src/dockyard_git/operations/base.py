@@ -10,9 +10,9 @@ from dockyard_shared import (
     InvalidArgument,
     LimitExceeded,
     NotFound,
-    bound_text,
 )
 
+from ..bounds import fit, json_chars
 from ..gitcmd import GitRunner
 from ..models import (
     Commit,
@@ -56,11 +56,28 @@ def _parse_commits(text: str, limits: Limits) -> list[Commit]:
 
 
 def _submodule_note(paths: Sequence[str]) -> str:
-    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    shown = ", ".join(_clip(path, 100) for path in paths[:5]) + (
+        f" and {len(paths) - 5} more" if len(paths) > 5 else ""
+    )
     return (
         f"Submodules ({shown}) are reported by the commit the superproject records for them (staged when "
         "it changed in the index); their own files and checked-out commits are never looked at."
     )
+
+
+def _cut_section(name: str, section: str, max_chars: int) -> str:
+    """One file's part of a patch cut to ``max_chars`` (JSON characters, at a line end when one is near),
+    marked with how to see the rest."""
+    target = f"paths=['{name}']" if len(name) <= 200 else "paths=[its path]"
+    mark = (
+        f"\n[… {_clip(name, 200)}: diff cut here; call git_diff with {target} and fewer context_lines, "
+        "or read the file with git_show]\n"
+    )
+    kept = fit(section, max_chars - json_chars(mark))
+    line_end = kept.rfind("\n")
+    if line_end >= len(kept) // 2:
+        kept = kept[: line_end + 1]
+    return kept.rstrip("\n") + mark
 
 
 def _split_patch(text: str) -> list[tuple[str, str]]:
@@ -239,28 +256,24 @@ class Plumbing:
                 partial = output.truncated and index == len(sections) - 1
                 if name in shown:
                     continue
-                if partial or len(section) > per_file:
-                    bounded = bound_text(section, per_file)
-                    section = (
-                        bounded.text.rstrip("\n")
-                        + f"\n[… {name}: diff cut here; call git_diff with paths=['{name}'] and fewer "
-                        "context_lines, or read the file with git_show]\n"
-                    )
+                if partial or json_chars(section) > per_file:
+                    section = _cut_section(name, section, per_file)
                     cut_files.append(name)
                 shown[name] = section
-                total += len(section)
+                total += json_chars(section)
             pending = [p for p in pending if p not in shown]
         kept: list[str] = []
         running = 0
         for item in files:
             section = shown.get(item.path)
-            if section is None or (kept and running + len(section) > budget):
+            size = json_chars(section) if section is not None else 0
+            if section is None or (kept and running + size > budget):
                 continue
             if item.additions is None and item.path not in cut_files:
                 body = [line for line in section.split("\n") if not line.startswith(("+++ ", "--- "))]
                 item.additions = sum(1 for line in body if line.startswith("+"))
                 item.deletions = sum(1 for line in body if line.startswith("-"))
             kept.append(section)
-            running += len(section)
+            running += size
         omitted = len(files) - len(kept)
         return "".join(kept), [c for c in cut_files if shown.get(c) in kept], omitted

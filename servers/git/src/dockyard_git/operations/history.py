@@ -14,6 +14,7 @@ from dockyard_shared import (
     bound_text,
 )
 
+from ..bounds import fit, take
 from ..models import (
     COMMIT_FIELDS,
     DEFAULT_LOG_FIELDS,
@@ -62,7 +63,7 @@ def _log_fields(fields: Sequence[str] | None) -> list[str]:
     return [*ordered, "subject"] if "subject" in wanted else ordered
 
 
-def _parse_log(text: str, fields: list[str], limits: Limits) -> list[LogEntry]:
+def _parse_log(text: str, fields: list[str], limits: Limits) -> list[dict[str, object]]:
     clipped = {"author", "email", "subject"} & set(fields)
     entries = []
     for record in text.split(_RECORD):
@@ -77,8 +78,7 @@ def _parse_log(text: str, fields: list[str], limits: Limits) -> list[LogEntry]:
             entry[name] = _clip(entry[name], limits.max_subject_chars)  # type: ignore[arg-type]
         if "parents" in entry:
             entry["parents"] = entry["parents"].split()  # type: ignore[union-attr]
-        # Values straight from git's fixed format: validating a thousand of them again would be waste.
-        entries.append(LogEntry.model_construct(**entry))
+        entries.append(entry)
     return entries
 
 
@@ -135,9 +135,14 @@ class HistoryOperations(Plumbing):
                 truncated=False,
                 note="The repository has no commits yet.",
             )
-        commits = _parse_log(output.text, chosen, self.limits)
-        more = len(commits) > count or output.truncated
-        commits = commits[:count]
+        rows, cut, _ = take(
+            _parse_log(output.text, chosen, self.limits),
+            max_items=count,
+            max_chars=self.limits.max_reply_chars,
+        )
+        more = cut or output.truncated
+        # Values straight from git's fixed format: validating a thousand of them again would be waste.
+        commits = [LogEntry.model_construct(**row) for row in rows]
         note = None
         if more:
             note = f"Showing {len(commits)} commits from {skip}. More match: call git_log again with skip={skip + len(commits)}"
@@ -167,10 +172,14 @@ class HistoryOperations(Plumbing):
         common = ["show", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--format="]
         files = self._diff_files(repo, common, [sha], [], counts=False)
         patch, cut_files, omitted = self._patch(repo, [*common, "--patch", sha], [], files)
-        truncated = bool(cut_files or omitted)
+        listed, more, _ = take(
+            files, max_items=self.limits.max_list, max_chars=self.limits.max_patch_files_chars
+        )
+        truncated = bool(cut_files or omitted or more)
         note = (
-            "Patch truncated (per file and in total); the files list is complete. Use git_diff with base="
-            f"'{sha}^' target='{sha}' and paths=[…] for one file, or git_show with path for its content."
+            f"Patch truncated (per file and in total); {len(listed)} of {len(files)} files listed. Use "
+            f"git_diff with base='{sha}^' target='{sha}' and paths=[…] for one file, or git_show with path "
+            "for its content."
             if truncated
             else None
         )
@@ -178,7 +187,7 @@ class HistoryOperations(Plumbing):
             repository=str(repo.path),
             kind="commit",
             commit=commit,
-            files=files[: self.limits.max_list],
+            files=listed,
             patch=patch,
             truncated=truncated,
             note=note,
@@ -207,10 +216,13 @@ class HistoryOperations(Plumbing):
                 binary=True,
                 note="Binary file: content not shown.",
             )
+        start = min(offset, len(raw.text))
+        # As many characters as take max_file_chars as JSON (fewer when the text is full of escapes).
+        room = len(fit(raw.text[start : start + self.limits.max_file_chars], self.limits.max_file_chars))
         bounded = bound_text(
             raw.text,
-            self.limits.max_file_chars,
-            offset=min(offset, len(raw.text)),
+            max(room, 1),
+            offset=start,
             how_to_continue=lambda n: f"call git_show with offset={n}",
         )
         return ShowResult(
@@ -264,7 +276,7 @@ class HistoryOperations(Plumbing):
                     BlameLine(
                         line=number,
                         sha=sha,
-                        author=data.get("author", ""),
+                        author=_clip(data.get("author", ""), self.limits.max_subject_chars),
                         date=data.get("author-time", ""),
                         summary=_clip(data.get("summary", ""), self.limits.max_subject_chars),
                         text=_clip(raw[1:], self.limits.max_line_chars),
@@ -281,8 +293,9 @@ class HistoryOperations(Plumbing):
         if output.truncated and lines:
             # git's output passed its byte budget (very long lines): stop at the last whole line read.
             lines.pop()
+        lines, cut, _ = take(lines, max_items=len(lines), max_chars=self.limits.max_reply_chars)
         shown_to = lines[-1].line if lines else first - 1
-        truncated = truncated or output.truncated
+        truncated = truncated or output.truncated or cut
         return BlameResult(
             repository=str(repo.path),
             path=relative,
@@ -321,10 +334,12 @@ class HistoryOperations(Plumbing):
                     subject=_clip(subject, self.limits.max_subject_chars),
                 )
             )
-        truncated = len(branches) > self.limits.max_list
+        branches, truncated, _ = take(
+            branches, max_items=self.limits.max_list, max_chars=self.limits.max_reply_chars
+        )
         return BranchList(
             repository=str(repo.path),
-            branches=branches[: self.limits.max_list],
+            branches=branches,
             truncated=truncated,
             note="More branches exist; narrow with kind or contains." if truncated else None,
         )
@@ -358,12 +373,12 @@ class HistoryOperations(Plumbing):
                     subject=_clip(subject, self.limits.max_subject_chars),
                 )
             )
-        truncated = len(tags) > self.limits.max_list
+        tags, truncated, _ = take(tags, max_items=self.limits.max_list, max_chars=self.limits.max_reply_chars)
         return TagList(
             repository=str(repo.path),
-            tags=tags[: self.limits.max_list],
+            tags=tags,
             truncated=truncated,
-            note=f"Newest {self.limits.max_list} tags shown." if truncated else None,
+            note=f"The newest {len(tags)} tags shown." if truncated else None,
         )
 
     def grep(
@@ -418,12 +433,15 @@ class HistoryOperations(Plumbing):
                 dropped.add(path)  # a folder became a link after the check above
                 continue
             matches.append(GrepMatch(path=path, line=int(number) if number.isdigit() else 0, text=text[:500]))
-        truncated = len(matches) > limit or output.truncated
+        matches, cut, _ = take(matches, max_items=limit, max_chars=self.limits.max_reply_chars)
+        truncated = cut or output.truncated
         notes = []
         if truncated:
-            notes.append(f"More than {limit} matches; narrow with paths or a more specific pattern.")
+            notes.append(f"More than {len(matches)} matches; narrow with paths or a more specific pattern.")
         if linked or dropped:
-            folders = [f"{folder}/" for folder in linked] + sorted(dropped)
+            folders = [_clip(f"{folder}/", 100) for folder in linked] + [
+                _clip(p, 100) for p in sorted(dropped)
+            ]
             notes.append(
                 f"Not searched: tracked files behind a symbolic link in the work tree ({', '.join(folders[:10])}"
                 f"{' …' if len(folders) > 10 else ''}); git status reports them deleted. Pass revision='HEAD' "
@@ -431,7 +449,7 @@ class HistoryOperations(Plumbing):
             )
         return GrepResult(
             repository=str(repo.path),
-            matches=matches[:limit],
+            matches=matches,
             truncated=truncated,
             note=" ".join(notes) or None,
         )

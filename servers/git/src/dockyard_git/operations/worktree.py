@@ -14,6 +14,7 @@ from dockyard_shared import (
     did_you_mean,
 )
 
+from ..bounds import take
 from ..models import (
     CommitType,
     DiffResult,
@@ -24,7 +25,7 @@ from ..models import (
     WriteResult,
 )
 from ..repos import Repository, validate_revision_text
-from .base import _COMMIT_FORMAT, _FIELD, _parse_commits, _submodule_note
+from .base import _COMMIT_FORMAT, _FIELD, _clip, _parse_commits, _submodule_note
 from .history import HistoryOperations
 
 __all__ = ["WorktreeOperations"]
@@ -48,7 +49,15 @@ class WorktreeOperations(HistoryOperations):
                     path=str(repo.path), name=repo.name, bare=repo.bare, branch=branch, dirty=dirty
                 )
             )
-        return RepositoryList(repositories=infos)
+        listed, more, _ = take(infos, max_items=len(infos), max_chars=self.limits.max_reply_chars)
+        return RepositoryList(
+            repositories=listed,
+            truncated=more,
+            note=f"{len(listed)} of {len(infos)} repositories listed (a reply's size limit); name another "
+            "by its path with repo_path."
+            if more
+            else None,
+        )
 
     def status(self, repo: Repository) -> StatusResult:
         if repo.bare:
@@ -110,12 +119,24 @@ class WorktreeOperations(HistoryOperations):
                 conflicted.append(entry.split(" ", 10)[-1])
             elif entry.startswith("? "):
                 untracked.append(entry[2:])
-        cap = self.limits.max_list
-        truncated = output.truncated or any(len(x) > cap for x in (staged, unstaged, untracked, conflicted))
+        # The lists share one reply: each takes what the ones before it left.
+        room = self.limits.max_reply_chars
+        lists: dict[str, list] = {}
+        cut = output.truncated
+        for name, items in (
+            ("staged", staged),
+            ("unstaged", unstaged),
+            ("conflicted", conflicted),
+            ("untracked", untracked),
+        ):
+            lists[name], more, used = take(items, max_items=self.limits.max_list, max_chars=max(room, 1))
+            room -= used
+            cut = cut or more
         notes = []
-        if truncated:
+        if cut:
             notes.append(
-                f"Long lists cut to {cap} entries each. Narrow with git_diff(name_only=true, paths=[...])."
+                f"Lists cut (at most {self.limits.max_list} entries each, and a reply's size). Narrow with "
+                "git_diff(mode='name_only', paths=[...])."
             )
         if submodules:
             notes.append(_submodule_note(submodules))
@@ -127,11 +148,8 @@ class WorktreeOperations(HistoryOperations):
             upstream=upstream,
             ahead=ahead,
             behind=behind,
-            staged=staged[:cap],
-            unstaged=unstaged[:cap],
-            untracked=untracked[:cap],
-            conflicted=conflicted[:cap],
-            truncated=truncated,
+            **lists,
+            truncated=cut,
             note=note,
         )
 
@@ -169,42 +187,49 @@ class WorktreeOperations(HistoryOperations):
             # Against the work tree it would be the submodule's checked-out commit, which is never read.
             common.append("--ignore-submodules=dirty")
         files = self._diff_files(repo, common, where, pathspec, counts=mode == "stat")
-        cap = self.limits.max_list
         if mode != "patch":
-            truncated = len(files) > cap
+            listed, more, _ = take(
+                files, max_items=self.limits.max_list, max_chars=self.limits.max_reply_chars
+            )
             return DiffResult(
                 repository=str(repo.path),
                 mode=mode,  # type: ignore[arg-type]
-                files=files[:cap],
-                truncated=truncated,
-                note=f"{len(files)} files changed; showing {cap}. Narrow with paths." if truncated else None,
+                files=listed,
+                truncated=more,
+                note=f"{len(files)} files changed; {len(listed)} listed. Narrow with paths."
+                if more
+                else None,
             )
         patch, cut_files, omitted = self._patch(
             repo, [*common, f"--unified={context_lines}", *where], pathspec[1:], files
         )
-        truncated = bool(cut_files or omitted)
+        listed, more, _ = take(
+            files, max_items=self.limits.max_list, max_chars=self.limits.max_patch_files_chars
+        )
+        parts = []
+        if cut_files:
+            names = ", ".join(_clip(name, 100) for name in cut_files[:10])
+            parts.append(f"cut per file ({self.limits.max_file_patch_chars:,} characters each): {names}")
+        if omitted:
+            parts.append(
+                f"{omitted} more file(s) not shown (the whole patch is limited to "
+                f"{self.limits.max_patch_chars:,} characters)"
+            )
+        if more:
+            parts.append(f"{len(listed)} of the {len(files)} changed files listed")
         note = None
-        if truncated:
-            parts = []
-            if cut_files:
-                parts.append(
-                    f"cut per file ({self.limits.max_file_patch_chars} characters each): {', '.join(cut_files[:10])}"
-                )
-            if omitted:
-                parts.append(
-                    f"{omitted} more file(s) not shown (the whole patch is limited to {self.limits.max_patch_chars} characters)"
-                )
+        if parts:
             note = (
                 "Diff truncated — "
                 + "; ".join(parts)
-                + ". The files list is complete. To see more, call git_diff with paths=[one file], or mode='stat' first."
+                + ". To see more, call git_diff with paths=[one file], or mode='stat' first."
             )
         return DiffResult(
             repository=str(repo.path),
             mode="patch",
-            files=files[:cap],
+            files=listed,
             patch=patch,
-            truncated=truncated,
+            truncated=bool(parts),
             note=note,
         )
 
@@ -325,12 +350,17 @@ class WorktreeOperations(HistoryOperations):
         self._work_tree(repo)
         if action == "list":
             output = self._git(repo, "stash", "list", "--format=%gd%x1f%s")
-            entries = [line.replace(_FIELD, ": ", 1) for line in output.text.splitlines()][
-                : self.limits.max_list
+            found = [
+                _clip(line.replace(_FIELD, ": ", 1), self.limits.max_subject_chars)
+                for line in output.text.splitlines()
             ]
-            return WriteResult(
-                repository=str(repo.path), message=f"{len(entries)} stash entries.", stashes=entries
+            entries, more, _ = take(
+                found, max_items=self.limits.max_list, max_chars=self.limits.max_reply_chars
             )
+            message = f"{len(found)} stash entries" + (
+                f"; the newest {len(entries)} listed." if more else "."
+            )
+            return WriteResult(repository=str(repo.path), message=message, stashes=entries)
         if action == "push":
             status = self.status(repo)
             if not (status.staged or status.unstaged):

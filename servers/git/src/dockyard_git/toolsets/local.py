@@ -116,7 +116,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Not for: one commit's changes (git_show is simpler).
         Returns: the changed files with status and line counts; in patch mode the unified diff.
         Limits: the patch is cut at 12,000 characters per file and 60,000 in all, with a note naming the
-        cuts; the file list stays complete. On big changes use mode='stat' first, then paths.
+        cuts. On big changes use mode='stat' first, then paths.
         """
         return await git.run(
             repo_path,
