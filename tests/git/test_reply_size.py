@@ -1,11 +1,11 @@
-"""The host's context budget: what the tool list costs every turn, and that no result at the default limits
-exceeds MAX_REPLY_CHARS (100,000 characters, ~25,000 tokens at 4 characters a token) — each tool driven at
-its worst. The text here is made of quotes and backslashes, which take two characters each as JSON: a
-bound counted in characters of text would let such a reply grow to twice its size."""
+"""The host's context budget: no result at the default limits exceeds MAX_REPLY_CHARS (100,000 characters,
+~25,000 tokens at 4 characters a token), each tool driven at its worst (the listing is held to the budget
+by tests/workspace/test_context_budget.py). The text here is made of quotes and backslashes, which take two
+characters each as JSON: a bound counted in characters of text would let such a reply grow to twice its
+size."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 
 import pytest
@@ -15,25 +15,11 @@ from tests.git.fake_github import TOKEN, FakeGitHub, RunningFake, changed_file, 
 from tests.git.helpers import GIT_ENV, git, make_repo, make_server
 from tests.harness import open_session
 
-MAX_DESCRIPTION_CHARS = 2_048  # where one popular host cuts a tool description
-MEAN_LISTING_CHARS = 800  # description + input schema, mean per tool, every toolset on
 ESCAPED = '"\\'  # two characters that take four as JSON
 
 
 def hostile(length: int) -> str:
     return (ESCAPED * (length // 2 + 1))[:length]
-
-
-async def test_the_tool_list_fits_the_hosts_budget(repo, era):
-    server = make_server(repo, allow_write=True, github_token="not-used")
-    async with open_session(server, era=era) as session:
-        tools = await session.list_tools()
-    assert len(tools) == 19
-    sizes = {t.name: len(t.description) + len(json.dumps(t.input_schema)) for t in tools}
-    assert all(len(t.description) <= MAX_DESCRIPTION_CHARS for t in tools)
-    assert sum(sizes.values()) / len(sizes) <= MEAN_LISTING_CHARS, sizes
-    for tool in tools:  # lean: no $defs, no anyOf spelling of an optional parameter
-        assert "$defs" not in tool.input_schema and "anyOf" not in json.dumps(tool.input_schema), tool.name
 
 
 @pytest.fixture(scope="module")

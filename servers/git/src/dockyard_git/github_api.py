@@ -65,6 +65,7 @@ from .settings import (
 __all__ = ["GitHubReader"]
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 _URL = re.compile(r"https?://[^\s\"'<>\\^`{|}]+")
 
 
@@ -109,6 +110,16 @@ def _url(value: object) -> str:
 
 def _at(url: str, suffix: str = "") -> str:
     return f"at {url}{suffix}" if url else "on GitHub"
+
+
+def _shared_out(
+    texts: list[str], budget: int, cap: int, fenced: Callable[[int, str, int], tuple[str, bool]]
+) -> tuple[list[str], int]:
+    """Each text as ``fenced(position, text, share)`` makes it, the shares of ``budget`` fair (see
+    :func:`_fair_shares`); and how many were cut."""
+    shares = _fair_shares([len(text) for text in texts], budget, cap)
+    results = [fenced(i, text, share) for i, (text, share) in enumerate(zip(texts, shares, strict=True))]
+    return [field for field, _ in results], sum(cut for _, cut in results)
 
 
 def _fair_shares(lengths: list[int], total: int, cap: int) -> list[int]:
@@ -175,6 +186,17 @@ def _fitting(items: list[T], what: str, notes: list[str]) -> list[T]:
             "and names are long); see the others on GitHub."
         )
     return kept
+
+
+def _largest_fitting(reply_with: Callable[[int], M], budget: int) -> M:
+    """``reply_with(budget)``, with the budget (for patches or comments) lowered by what the reply exceeds
+    REPLY_BUDGET until it fits, or is zero (then the backstop in GitContext refuses what still does not)."""
+    while True:
+        reply = reply_with(max(budget, 0))
+        excess = _json_size(reply) - REPLY_BUDGET
+        if excess <= 0 or budget <= 0:
+            return reply
+        budget -= excess + 1_000
 
 
 def _json_size(model: BaseModel) -> int:
@@ -351,34 +373,33 @@ class GitHubReader:
 
         def with_patches(budget: int) -> tuple[list[ChangedFile], int]:
             """The files, their patches sharing ``budget`` characters fairly; and how many were cut."""
-            patches = [f.patch or "" for f in raw_files]
-            shares = _fair_shares([len(p) for p in patches], budget, MAX_PATCH_CHARS)
-            files, cut_patches = [], 0
-            for index, (f, text, share) in enumerate(zip(raw_files, patches, shares, strict=True), first + 1):
-                patch = None
-                if f.patch is not None:
-                    patch, cut = _fenced(
-                        text,
-                        f"patch of file {index} of pull request #{number}",
-                        cap=share,
-                        rest=f"patch cut; see the file with git_diff on the checked-out branch or {_at(url, '/files')}",
+            patches, cut_patches = _shared_out(
+                [f.patch or "" for f in raw_files],
+                budget,
+                MAX_PATCH_CHARS,
+                lambda i, text, share: _fenced(
+                    text,
+                    f"patch of file {first + 1 + i} of pull request #{number}",
+                    cap=share,
+                    rest=f"patch cut; see the file with git_diff on the checked-out branch or {_at(url, '/files')}",
+                ),
+            )
+            files = [
+                ChangedFile(
+                    filename=_name(
+                        f.filename,
+                        f"name of file {index} of pull request #{number}",
+                        where=f"in git_diff on the checked-out branch or {_at(url, '/files')}",
+                        cap=MAX_PATH_CHARS,
                     )
-                    cut_patches += cut
-                files.append(
-                    ChangedFile(
-                        filename=_name(
-                            f.filename,
-                            f"name of file {index} of pull request #{number}",
-                            where=f"in git_diff on the checked-out branch or {_at(url, '/files')}",
-                            cap=MAX_PATH_CHARS,
-                        )
-                        or "",
-                        status=f.status,
-                        additions=f.additions,
-                        deletions=f.deletions,
-                        patch=patch,
-                    )
+                    or "",
+                    status=f.status,
+                    additions=f.additions,
+                    deletions=f.deletions,
+                    patch=patch if f.patch is not None else None,
                 )
+                for index, (f, patch) in enumerate(zip(raw_files, patches, strict=True), first + 1)
+            ]
             return files, cut_patches
 
         files = [f.model_copy(update={"patch": None}) for f in with_patches(0)[0]]
@@ -434,21 +455,18 @@ class GitHubReader:
         # The patches share what the rest of the reply leaves (up to MAX_PATCHES_CHARS), measured as the
         # reply travels: names and text written by others may take more characters as JSON than as text.
         fences = 300 * sum(f.patch is not None for f in raw_files)  # each patch's fence and cut mark
-        budget = min(MAX_PATCHES_CHARS, REPLY_BUDGET - _json_size(reply(files, notes)) - fences)
-        while True:
-            files, cut_patches = with_patches(max(budget, 0))
-            patch_notes = []
-            if cut_patches:
-                patch_notes.append(
-                    f"{cut_patches} patch(es) cut (each at most {MAX_PATCH_CHARS:,} characters, "
-                    f"{max(budget, 0):,} in all); the full diff is {_at(url, '/files')} "
-                    "or from git_diff on the checked-out branch."
-                )
-            detail = reply(files, [*notes, *patch_notes])
-            excess = _json_size(detail) - REPLY_BUDGET
-            if excess <= 0 or budget <= 0:
-                return detail
-            budget -= excess + 1_000
+
+        def reply_with(budget: int) -> PullDetail:
+            files, cut_patches = with_patches(budget)
+            cut = [
+                f"{cut_patches} patch(es) cut (each at most {MAX_PATCH_CHARS:,} characters, {budget:,} in "
+                f"all); the full diff is {_at(url, '/files')} or from git_diff on the checked-out branch."
+            ]
+            return reply(files, [*notes, *cut] if cut_patches else notes)
+
+        return _largest_fitting(
+            reply_with, min(MAX_PATCHES_CHARS, REPLY_BUDGET - _json_size(reply(files, notes)) - fences)
+        )
 
     @_translated("the issues")
     def issues(self, slug: str, *, state: str, labels: list[str] | None, page: int) -> IssueList:
@@ -518,32 +536,30 @@ class GitHubReader:
 
         def with_comments(budget: int) -> tuple[list[Comment], int]:
             """The comments, their bodies sharing ``budget`` characters fairly; and how many were cut."""
-            texts = [c.body or "" for c in raw]
-            shares = _fair_shares([len(t) for t in texts], budget, MAX_COMMENT_CHARS)
-            comments, cut_comments = [], 0
-            for index, (c, text, share) in enumerate(
-                zip(raw, texts, shares, strict=True), (comments_page - 1) * PER_PAGE + 1
-            ):
-                comment_url = _url(c.html_url)
-                body, cut = _fenced(
+            start = (comments_page - 1) * PER_PAGE + 1
+            urls = [_url(c.html_url) or url for c in raw]
+            bodies, cut_comments = _shared_out(
+                [c.body or "" for c in raw],
+                budget,
+                MAX_COMMENT_CHARS,
+                lambda i, text, share: _fenced(
                     text,
-                    f"comment {index} on issue #{number}",
+                    f"comment {start + i} on issue #{number}",
                     cap=share,
-                    rest=f"read the whole comment {_at(comment_url or url)}",
+                    rest=f"read the whole comment {_at(urls[i])}",
+                ),
+            )
+            comments = [
+                Comment(
+                    author=_login(
+                        c.user, f"author of comment {start + i} on issue #{number}", where=_at(urls[i])
+                    ),
+                    created_at=_iso(c.created_at),
+                    url=_url(c.html_url),
+                    body=body,
                 )
-                cut_comments += cut
-                comments.append(
-                    Comment(
-                        author=_login(
-                            c.user,
-                            f"author of comment {index} on issue #{number}",
-                            where=_at(comment_url or url),
-                        ),
-                        created_at=_iso(c.created_at),
-                        url=comment_url,
-                        body=body,
-                    )
-                )
+                for i, (c, body) in enumerate(zip(raw, bodies, strict=True))
+            ]
             return comments, cut_comments
 
         first = (comments_page - 1) * PER_PAGE
@@ -581,20 +597,19 @@ class GitHubReader:
         # The comment bodies share what the rest of the reply leaves (up to MAX_COMMENTS_CHARS), measured
         # as the reply travels, as a pull request's patches do.
         bare = [c.model_copy(update={"body": ""}) for c in with_comments(0)[0]]
-        budget = min(MAX_COMMENTS_CHARS, REPLY_BUDGET - _json_size(reply(bare, notes)) - 300 * len(raw))
-        while True:
-            comments, cut_comments = with_comments(max(budget, 0))
-            cut_notes = []
-            if cut_comments:
-                cut_notes.append(
-                    f"{cut_comments} comment(s) cut (each at most {MAX_COMMENT_CHARS:,} characters, "
-                    f"{max(budget, 0):,} in all on a page); each cut one says where to read it whole."
-                )
-            detail = reply(comments, [*notes, *cut_notes])
-            excess = _json_size(detail) - REPLY_BUDGET
-            if excess <= 0 or budget <= 0:
-                return detail
-            budget -= excess + 1_000
+
+        def reply_with(budget: int) -> IssueDetail:
+            comments, cut_comments = with_comments(budget)
+            cut = [
+                f"{cut_comments} comment(s) cut (each at most {MAX_COMMENT_CHARS:,} characters, {budget:,} "
+                "in all on a page); each cut one says where to read it whole."
+            ]
+            return reply(comments, [*notes, *cut] if cut_comments else notes)
+
+        return _largest_fitting(
+            reply_with,
+            min(MAX_COMMENTS_CHARS, REPLY_BUDGET - _json_size(reply(bare, notes)) - 300 * len(raw)),
+        )
 
 
 def _check_page(page: int) -> None:
