@@ -231,7 +231,7 @@ class GitContext:
                 self.settings.limits,
                 access=self._access(runner),
             )
-            return work(remotes, workspace.repositories.resolve(repo_path))
+            return _fits(work(remotes, workspace.repositories.resolve(repo_path)))
 
         return await run_cancellable(remote_work)
 
