@@ -486,14 +486,17 @@ class RemoteConnection:
             budget.watch(self._kill)
         self._deadline = min(b.deadline for b in budgets)
 
-    def execute(self, sql: str, parameters: Sequence[Any] | dict[str, Any] = (), /) -> RemoteCursor:
+    def execute(
+        self, sql: str, parameters: Sequence[Any] | dict[str, Any] = (), /, *, prefetch: bool = False
+    ) -> RemoteCursor:
+        """Send ``sql``; its reply is read when the cursor is first used. With ``prefetch`` every row
+        comes with that reply (for small look-ups: several can be sent before one wait for them all)."""
         control = "own" if self.auth_log.own else None
         params = parameters if isinstance(parameters, dict) else list(parameters)
         self._cursors += 1
-        cursor = RemoteCursor(self, self._cursors)
-        self._send(
-            ("exec", self._target.spec, sql, params, self._deadline, control, cursor.id), cursor._executed
-        )
+        cursor = RemoteCursor(self, self._cursors, prefetch=prefetch)
+        message = ("exec", self._target.spec, sql, params, self._deadline, control, cursor.id, prefetch)
+        self._send(message, cursor._executed)
         cursor._worker = self._worker
         self.auth_log._refresh(None)
         return cursor
@@ -581,16 +584,18 @@ class RemoteCursor:
     bounded page (:meth:`read_page`). ``description``, ``rowcount`` and ``lastrowid`` wait for the
     statement's reply."""
 
-    def __init__(self, connection: RemoteConnection, cursor_id: int) -> None:
+    def __init__(self, connection: RemoteConnection, cursor_id: int, *, prefetch: bool = False) -> None:
         self._connection = connection
+        self.prefetch = prefetch
         self._worker: _Worker | None = None
         self.id = cursor_id
         self._columns: list[str] | None = None
         self._rowcount = -1
         self._lastrowid: int | None = None
+        self._prefetched: list[Any] | None = None  # the rows that came with the reply (prefetch)
 
     def _executed(self, payload: Any) -> None:
-        self._columns, self._rowcount, self._lastrowid, self._connection._state = payload
+        self._columns, self._rowcount, self._lastrowid, self._connection._state, self._prefetched = payload
 
     @property
     def description(self) -> list[tuple[Any, ...]] | None:
@@ -640,10 +645,15 @@ class RemoteCursor:
             connection._send(("skip", self.id, count, connection._deadline), None)
 
     def close(self) -> None:
-        if self._connection._owns(self._worker):
+        if not self.prefetch and self._connection._owns(self._worker):
             self._connection._request(("close", self.id))
 
     def _fetch(self, size: int) -> list[tuple[Any, ...]]:
+        if self.prefetch:  # the rows come with the statement's reply: wait for it, then serve them
+            self._connection.flush()
+            rows = self._prefetched or []
+            taken, self._prefetched = (rows, []) if size < 0 else (rows[:size], rows[size:])
+            return [tuple(row) for row in taken]
         rows, state = self._call("fetch", size)
         self._connection._state = state
         return [tuple(row) for row in rows]

@@ -22,7 +22,8 @@ Protocol, on stdin/stdout: 4-byte little-endian length, then a pickle of plain v
 dicts, str, bytes, int, float, bool, None). The parent unpickles with a loader that refuses every
 class (:func:`loads`), so a compromised worker cannot make it run code. Requests and replies:
 
-    ("exec", spec, sql, params, deadline, control, cursor, fresh) -> ("ok", (columns, rowcount, lastrowid, state))
+    ("exec", spec, sql, params, deadline, control, cursor, prefetch, fresh)
+                                       -> ("ok", (columns, rowcount, lastrowid, state, rows))
     ("fetch", cursor, size, deadline)  -> ("ok", (rows, state))     size < 0: all remaining rows
     ("page", cursor, limit, max_chars, max_cell_chars, less_names, deadline)
                                        -> ("ok", (rows, more, stopped_by, state))
@@ -32,7 +33,8 @@ class (:func:`loads`), so a compromised worker cannot make it run code. Requests
     any failure                        -> ("error", (kind, message, log, state))
 
 ``spec`` names a database and a mode; ``cursor`` is a number the parent picks, so it can send the
-statement and its first fetch without waiting in between; ``fresh`` starts a new lease (the log, cursors and any
+statement and its first fetch without waiting in between; ``prefetch`` sends every row with the reply
+(``rows``, else None: for the catalog's small look-ups); ``fresh`` starts a new lease (the log, cursors and any
 transaction of the last one are dropped); ``deadline`` is a ``time.monotonic()`` value (the same clock
 in every process on Linux); ``state`` is ``(in_transaction, total_changes)``.
 """
@@ -241,7 +243,7 @@ class _Worker:
     def handle(self, request: tuple) -> tuple[str, Any]:
         op = request[0]
         if op == "exec":
-            _, spec, sql, params, deadline, control, cursor_id, fresh = request
+            _, spec, sql, params, deadline, control, cursor_id, prefetch, fresh = request
             self.deadline = deadline
             connection = self.connection = self.connect(spec)
             if fresh:
@@ -253,11 +255,16 @@ class _Worker:
                 if connection.write_pages:
                     connection.limit_growth()
                 cursor = connection.execute(sql, params)
-            self.cursors[cursor_id] = cursor
-            while len(self.cursors) > _KEPT_CURSORS:  # the oldest first: dicts keep insertion order
-                self.cursors.pop(next(iter(self.cursors))).close()
             columns = None if cursor.description is None else [d[0] for d in cursor.description]
-            return "ok", (columns, cursor.rowcount, cursor.lastrowid, _state(connection))
+            rows = None
+            if prefetch:  # every row now, in this reply: the cursor is done
+                rows = cursor.fetchall()
+                cursor.close()
+            else:
+                self.cursors[cursor_id] = cursor
+                while len(self.cursors) > _KEPT_CURSORS:  # the oldest first: dicts keep insertion order
+                    self.cursors.pop(next(iter(self.cursors))).close()
+            return "ok", (columns, cursor.rowcount, cursor.lastrowid, _state(connection), rows)
         if op == "fetch":
             _, cursor_id, size, self.deadline = request
             cursor = self._cursor(cursor_id)

@@ -75,7 +75,9 @@ class TableListing:
 
 def resolve(connection: GuardedConnection, name: str, *, alias: str) -> tuple[str, str]:
     """The catalog's own spelling of ``name`` (exact, else any case) and whether it is a table or a view."""
-    catalog = connection.execute(f"SELECT name, type FROM sqlite_master WHERE {_USER_OBJECTS}").fetchall()
+    catalog = connection.execute(
+        f"SELECT name, type FROM sqlite_master WHERE {_USER_OBJECTS}", prefetch=True
+    ).fetchall()
     for matches in (lambda c: c == name, lambda c: c.lower() == name.lower()):
         for candidate, kind in catalog:
             if matches(candidate):
@@ -247,35 +249,38 @@ def describe(
     """Columns, keys, indexes, DDL, row count and sample rows of one table or view, in a handful of index
     lookups and one count. Keepable unless the count was cut short or a view's rows change call to call."""
     table, kind = resolve(connection, name, alias=alias)
-    info = connection.execute(
-        'SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)', (table,)
-    ).fetchall()
-    keys = connection.execute(
+    # Sent together, read together: one wait for the worker for all four look-ups.
+    info_rows = connection.execute(
+        'SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)', (table,), prefetch=True
+    )
+    key_rows = connection.execute(
         'SELECT id, "from", "table", "to", on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq',
         (table,),
-    ).fetchall()
+        prefetch=True,
+    )
     index_rows = connection.execute(
-        'SELECT name, "unique", origin FROM pragma_index_list(?)', (table,)
-    ).fetchall()
-    indexes = [
-        IndexInfo(
-            name=cut_name(index_name) if origin == "c" else None,
-            columns=[
-                cut_name(c[0])
-                for c in connection.execute(
-                    "SELECT name FROM pragma_index_info(?) ORDER BY seqno", (index_name,)
-                )
-                if c[0]
-            ],
-            unique=bool(unique),
-        )
-        for index_name, unique, origin in index_rows
-        if origin != "pk"
-    ]
-    row = connection.execute(
+        'SELECT il.name, il."unique", il.origin, ii.name FROM pragma_index_list(?) AS il '
+        "LEFT JOIN pragma_index_info(il.name) AS ii ORDER BY il.seq, ii.seqno",
+        (table,),
+        prefetch=True,
+    )
+    ddl_rows = connection.execute(
         "SELECT substr(sql, 1, ?), length(sql) FROM sqlite_master WHERE name = ?",
         (limits.max_chars // 4, table),
-    ).fetchone()
+        prefetch=True,
+    )
+    info, keys, row = info_rows.fetchall(), key_rows.fetchall(), ddl_rows.fetchone()
+    by_index: dict[str, IndexInfo] = {}
+    for index_name, unique, origin, column in index_rows.fetchall():
+        if origin == "pk":
+            continue
+        index = by_index.setdefault(
+            index_name,
+            IndexInfo(name=cut_name(index_name) if origin == "c" else None, columns=[], unique=bool(unique)),
+        )
+        if column:
+            index.columns.append(cut_name(column))
+    indexes = list(by_index.values())
     problem, stopped_by = None, None
     try:
         cursor = connection.execute(f"SELECT * FROM {quote_identifier(table)} LIMIT ?", (limits.sample_rows,))
