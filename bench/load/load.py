@@ -402,7 +402,16 @@ async def run(name: str, era: str, args: argparse.Namespace) -> Outcome:
     with tempfile.TemporaryDirectory() as scratch:
         base = launch_for(name, Path(scratch))
         launch = Launch(base.script, base.args, env=base.env, cwd=base.cwd)
-        extra = ("--session-idle-timeout", str(args.idle_timeout), "--log-level", "WARNING")
+        # The soak opens thousands of sessions from one address on purpose; the per-address cap (which
+        # tests/shared/test_http_hardening.py covers) would refuse them, so it is raised past the soak.
+        extra = (
+            "--session-idle-timeout",
+            str(args.idle_timeout),
+            "--max-sessions-per-client",
+            str(max(args.short, args.sessions) + 100),
+            "--log-level",
+            "WARNING",
+        )
         try:
             with http_server(launch, extra_args=extra, log_dir=Path(scratch)) as server:
                 url, pid = server.url(), server.process.pid
