@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -77,7 +78,7 @@ def test_over_http_a_lone_initialize_starts_the_warm_up_after_a_while(toy_launch
 
 async def test_the_trigger_fires_once_after_the_first_request_that_follows_initialize(toy):
     fired: list[str] = []
-    toy.add_middleware(warmup.WarmUpTrigger(lambda: fired.append("warm-up")))
+    toy.add_middleware(warmup.WarmUpTrigger(lambda idle: fired.append("warm-up")))
     async with open_session(toy, era="2025-11-25") as session:
         await session.list_tools()
         await session.call_ok("add", {"a": 1, "b": 2})
@@ -108,3 +109,15 @@ def test_importing_makes_a_step_that_imports_the_modules_named():
     import sys
 
     assert "email.mime.text" in sys.modules
+
+
+def test_each_step_waits_until_no_request_is_in_flight():
+    server = new_server("warm", instructions="test")
+    ran = threading.Event()
+    warmup.after_initialize(server, ran.set)
+    idle = threading.Event()  # a request is in flight
+    thread = warmup.start([server], idle=idle)
+    assert not ran.wait(0.3)
+    idle.set()  # the server went quiet
+    thread.join(timeout=60)
+    assert ran.is_set()

@@ -359,7 +359,7 @@ async def serve(
 
     _attach_audit_log(servers, getattr(args, "audit_log", None))
     raise_young_threshold()
-    trigger = WarmUpTrigger(lambda: start(servers.values(), then=tune_garbage_collector))
+    trigger = WarmUpTrigger(lambda idle: start(servers.values(), then=tune_garbage_collector, idle=idle))
     for server in servers.values():
         server.add_middleware(trigger)
     if args.transport == "stdio":

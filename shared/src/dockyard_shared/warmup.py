@@ -8,9 +8,10 @@ each tool's first call against its warm median).
 
 How: ``create_server`` registers blocking callables with :func:`after_initialize` (importing a module,
 opening a connection pool). The runner installs a :class:`WarmUpTrigger`, which calls :func:`start` once
-the first exchange is over: shortly after the first request that follows ``initialize`` has been answered
-(hosts send ``tools/list`` at once, so the warm-up does not compete with it), or a second after
-``initialize`` when nothing follows; over stdio and HTTP alike. One daemon thread then runs, in order:
+the first exchange is over — shortly after the first request that follows ``initialize`` has been
+answered (hosts send ``tools/list`` at once, so the warm-up does not compete with it), or a second after
+``initialize`` when nothing follows — and lets each step run only while no request is in flight; over
+stdio and HTTP alike. One daemon thread then runs, in order:
 the imports FastMCP makes on a client's first list request (:data:`FRAMEWORK_IMPORTS`), every registered
 callable, and the garbage-collector tuning the runner used to do before serving (a full collection costs
 ~70 ms on a freshly started server). A failure is logged at debug level and dropped: whatever needed it
@@ -56,21 +57,28 @@ def importing(*modules: str) -> Callable[[], None]:
     return import_all
 
 
-def start(servers: Iterable[Any], *, then: Callable[[], None] | None = None) -> threading.Thread:
-    """Start the warm-up of ``servers`` in a daemon thread (each registered step runs once); ``then``
-    runs last."""
+def start(
+    servers: Iterable[Any],
+    *,
+    then: Callable[[], None] | None = None,
+    idle: threading.Event | None = None,
+) -> threading.Thread:
+    """Start the warm-up of ``servers`` in a daemon thread (each registered step runs once; ``then`` runs
+    last). With ``idle``, each step first waits until it is set: no request in flight."""
     steps = [importing(*FRAMEWORK_IMPORTS)]
     for server in servers:
         steps += _pending.pop(server, [])
     if then is not None:
         steps.append(then)
-    thread = threading.Thread(target=_run, args=(steps,), name="dockyard-warm-up", daemon=True)
+    thread = threading.Thread(target=_run, args=(steps, idle), name="dockyard-warm-up", daemon=True)
     thread.start()
     return thread
 
 
-def _run(steps: list[Callable[[], object]]) -> None:
+def _run(steps: list[Callable[[], object]], idle: threading.Event | None) -> None:
     for step in steps:
+        if idle is not None:
+            idle.wait()
         try:
             step()
         except Exception as error:  # first use does it again, and reports it
@@ -79,30 +87,45 @@ def _run(steps: list[Callable[[], object]]) -> None:
 
 
 class WarmUpTrigger(Middleware):
-    """Calls ``begin`` once: :data:`AFTER_FIRST_REQUEST` seconds after the first request that follows
-    ``initialize`` has been answered (the reply is written by then), or :data:`AFTER_INITIALIZE` seconds
-    after ``initialize`` when no other request comes. One trigger may serve several servers (``dockyard
-    serve all``): the first exchange on any of them starts the warm-up of all."""
+    """Starts the warm-up, and paces it so that it runs while the server is idle.
 
-    AFTER_FIRST_REQUEST = 0.05
+    It begins once the first exchange is over: :data:`QUIET` seconds after the first request that follows
+    ``initialize`` has been answered (hosts list their tools at once), or :data:`AFTER_INITIALIZE` seconds
+    after ``initialize`` when nothing follows. ``begin`` receives :attr:`idle`, set while no request has been
+    in flight for :data:`QUIET` seconds, and each warm-up step waits for it: a tool call sent straight after
+    the listing runs before the warm-up, not behind imports and a garbage collection it does not need. One
+    trigger may serve several servers (``dockyard serve all``): the first exchange on any of them starts
+    the warm-up of all.
+    """
+
+    QUIET = 0.1
     AFTER_INITIALIZE = 1.0
 
-    def __init__(self, begin: Callable[[], object]) -> None:
+    def __init__(self, begin: Callable[[threading.Event], object]) -> None:
         self._begin = begin
+        self.idle = threading.Event()
+        self._in_flight = 0
         self._fired = False
-        self._timer: asyncio.TimerHandle | None = None
+        self._check: asyncio.TimerHandle | None = None
 
     async def on_request(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
-        result = await call_next(context)
-        if not self._fired:
-            loop = asyncio.get_running_loop()
-            if context.method != "initialize":
-                loop.call_later(self.AFTER_FIRST_REQUEST, self._fire)
-            elif self._timer is None:
-                self._timer = loop.call_later(self.AFTER_INITIALIZE, self._fire)
-        return result
+        self._in_flight += 1
+        self.idle.clear()
+        try:
+            return await call_next(context)
+        finally:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                if self._check is not None:
+                    self._check.cancel()
+                first = context.method == "initialize" and not self._fired
+                delay = self.AFTER_INITIALIZE if first else self.QUIET
+                self._check = asyncio.get_running_loop().call_later(delay, self._quiet)
 
-    def _fire(self) -> None:
+    def _quiet(self) -> None:
+        if self._in_flight:
+            return
+        self.idle.set()
         if not self._fired:
             self._fired = True
-            self._begin()
+            self._begin(self.idle)
