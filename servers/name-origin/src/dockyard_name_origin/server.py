@@ -20,7 +20,7 @@ from fastmcp.server.lifespan import lifespan
 
 from dockyard_shared.server import new_server
 from dockyard_shared.toolsets import install
-from dockyard_shared.warmup import after_initialize, importing
+from dockyard_shared.warmup import after_initialize
 
 from .client import NationalizeClient
 from .countries import country_table
@@ -94,6 +94,24 @@ def create_server(
     # httpx logs every request's URL at INFO, and nationalize wants the key in the URL.
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
+    def new_http_client() -> httpx.AsyncClient:
+        # Made by the warm-up (or the first request), not before initialize: importing httpx and building
+        # the client's TLS context are a fair part of a start.
+        import httpx
+
+        return httpx.AsyncClient(
+            transport=transport,
+            timeout=httpx.Timeout(limits.read_timeout, connect=limits.connect_timeout),
+            limits=httpx.Limits(
+                max_connections=limits.pool_connections,
+                max_keepalive_connections=limits.pool_connections,
+                keepalive_expiry=30,
+            ),
+            headers={"User-Agent": f"dockyard-name-origin/{_version()}", "Accept": "application/json"},
+        )
+
+    prepared: list[httpx.AsyncClient] = []  # the warm-up's client, not opened yet
+
     @lifespan
     async def http_client(server: FastMCP) -> AsyncIterator[dict]:
         if upstream is None:
@@ -102,22 +120,7 @@ def create_server(
         async with AsyncExitStack() as opened:
 
             async def open_http() -> httpx.AsyncClient:
-                # On the first request, not before initialize: importing httpx is a fair part of a start.
-                import httpx
-
-                client = httpx.AsyncClient(
-                    transport=transport,
-                    timeout=httpx.Timeout(limits.read_timeout, connect=limits.connect_timeout),
-                    limits=httpx.Limits(
-                        max_connections=limits.pool_connections,
-                        max_keepalive_connections=limits.pool_connections,
-                        keepalive_expiry=30,
-                    ),
-                    headers={
-                        "User-Agent": f"dockyard-name-origin/{_version()}",
-                        "Accept": "application/json",
-                    },
-                )
+                client = prepared.pop() if prepared else new_http_client()
                 return await opened.enter_async_context(client)
 
             upstream.open_http = open_http
@@ -136,7 +139,7 @@ def create_server(
     (toolset,) = TOOLSETS
     install(server, settings.exposure, {toolset: partial(predict_tools.register, predictor=predictor)})
     if upstream is not None:
-        after_initialize(server, importing("httpx"))
+        after_initialize(server, lambda: prepared.append(new_http_client()))
     if isinstance(cache, LazyCache):
         after_initialize(server, cache.opened)
 
