@@ -95,9 +95,10 @@ def test_config_prints_a_config_with_absolute_paths_to_this_checkout(host):
     assert set(entries) == {f"dockyard-{name}" for name in INSTALLED}
     for name, item in entries.items():
         assert item["command"] == "uvx"
-        source = Path(item["args"][1])
+        assert item["args"][:2] == ["--compile-bytecode", "--from"]  # compiled once, not at every start
+        source = Path(item["args"][2])
         assert source.is_absolute() and source == REPO_ROOT / "servers" / name.removeprefix("dockyard-")
-        assert item["args"][2] == name
+        assert item["args"][3] == name
         if host == "vscode":
             assert item["type"] == "stdio"
 
