@@ -18,21 +18,31 @@ REPLY_BUDGET: with every field hostile and at its cap a reply still stays under 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
-import pydantic_core
 from github import Auth, Github, GithubException, RateLimitExceededException
 from pydantic import BaseModel
 
 from dockyard_shared import InvalidArgument, UpstreamUnavailable
-from dockyard_shared.untrusted import fence_cut, plain_name
 from dockyard_shared.upstream import problem_for_status
 
-from .bounds import fit, take
+from .github_fields import (
+    at,
+    fenced,
+    fitting,
+    iso,
+    join_notes,
+    json_size,
+    label_fields,
+    largest_fitting,
+    login_field,
+    name_field,
+    shared_out,
+    title_and_body,
+    url_of,
+)
 from .models import (
     ChangedFile,
     CheckResult,
@@ -47,13 +57,11 @@ from .models import (
 from .settings import (
     FILES_PER_REPLY,
     GITHUB_MAX_LISTED_FILES,
-    MAX_BODY_CHARS,
     MAX_CHECKS,
     MAX_COMMENT_CHARS,
     MAX_COMMENTS_CHARS,
     MAX_LABELS,
     MAX_LABELS_IN_LIST,
-    MAX_NAME_CHARS,
     MAX_PATCH_CHARS,
     MAX_PATCHES_CHARS,
     MAX_PATH_CHARS,
@@ -66,76 +74,6 @@ __all__ = ["GitHubReader"]
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
-_URL = re.compile(r"https?://[^\s\"'<>\\^`{|}]+")
-
-
-def _json_cap(text: str | None, cap: int) -> int:
-    """How many characters of ``text`` take at most ``cap`` characters as JSON: caps count what a reply
-    carries, so text full of quotes or backslashes cannot double a bounded reply."""
-    return len(fit((text or "")[:cap], cap)) if cap > 0 else cap
-
-
-def _fenced(text: str | None, source: str, *, cap: int, rest: str) -> tuple[str, bool]:
-    """:func:`~dockyard_shared.untrusted.fence_cut` with ``cap`` counted as JSON characters."""
-    return fence_cut(text, source, cap=_json_cap(text, cap), rest=rest)
-
-
-def _name(value: object, source: str, *, where: str, cap: int = MAX_NAME_CHARS) -> str | None:
-    """:func:`~dockyard_shared.untrusted.plain_name` with ``cap`` counted as JSON characters."""
-    text = None if value is None else str(value)
-    return plain_name(value, source, where=where, cap=max(_json_cap(text, cap), 1))
-
-
-def _title_and_body(item: Any, what: str, url: str, notes: list[str]) -> tuple[str, str]:
-    """The fenced title and body of a pull request or issue (``what``: "pull request #7"); a cut body
-    adds a note saying where the whole is."""
-    title, _ = _fenced(item.title, f"title of {what}", cap=MAX_TITLE_CHARS, rest=f"full title {_at(url)}")
-    body, body_cut = _fenced(
-        item.body, f"body of {what}", cap=MAX_BODY_CHARS, rest=f"read the whole text {_at(url)}"
-    )
-    if body_cut:
-        notes.append(f"The description is cut at {MAX_BODY_CHARS:,} characters; the whole is {_at(url)}.")
-    return title, body
-
-
-def _login(user: Any, source: str, *, where: str) -> str | None:
-    return _name(user.login, source, where=where) if user is not None else None
-
-
-def _url(value: object) -> str:
-    """A URL from GitHub's answer, or "" when it does not look like one."""
-    text = str(value or "")
-    return text if len(text) <= 500 and _URL.fullmatch(text) else ""
-
-
-def _at(url: str, suffix: str = "") -> str:
-    return f"at {url}{suffix}" if url else "on GitHub"
-
-
-def _shared_out(
-    texts: list[str], budget: int, cap: int, fenced: Callable[[int, str, int], tuple[str, bool]]
-) -> tuple[list[str], int]:
-    """Each text as ``fenced(position, text, share)`` makes it, the shares of ``budget`` fair (see
-    :func:`_fair_shares`); and how many were cut."""
-    shares = _fair_shares([len(text) for text in texts], budget, cap)
-    results = [fenced(i, text, share) for i, (text, share) in enumerate(zip(texts, shares, strict=True))]
-    return [field for field, _ in results], sum(cut for _, cut in results)
-
-
-def _fair_shares(lengths: list[int], total: int, cap: int) -> list[int]:
-    """Characters each text may show: short texts whole, the rest of ``total`` split evenly among
-    the longer ones (water-filling), none above ``cap``."""
-    shares = [0] * len(lengths)
-    order = sorted(range(len(lengths)), key=lambda i: min(lengths[i], cap))
-    remaining = total
-    for position, index in enumerate(order):
-        share = min(lengths[index], cap, remaining // (len(order) - position))
-        shares[index] = share
-        remaining -= share
-    return shares
-
-
-# -- reading ---------------------------------------------------------------------------------------
 
 
 def _translated(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
@@ -154,18 +92,6 @@ def _translated(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
     return decorate
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.astimezone(UTC).isoformat() if value else None
-
-
-def _labels(item: Any, number: int, kind: str, limit: int, where: str) -> tuple[list[str], int]:
-    names = [label.name for label in item.labels]
-    shown = [
-        _name(n, f"label {i} of {kind} #{number}", where=where) or "" for i, n in enumerate(names[:limit], 1)
-    ]
-    return shown, max(0, len(names) - limit)
-
-
 def _is_pull_request(issue: Any) -> bool:
     """Whether a listed issue is a pull request: only those have a ``pull_request`` key. Reading the
     ``pull_request`` attribute of any other issue would make PyGithub fetch that issue again (one
@@ -174,38 +100,6 @@ def _is_pull_request(issue: Any) -> bool:
     if isinstance(raw, dict):
         return raw.get("pull_request") is not None
     return issue.pull_request is not None
-
-
-def _fitting(items: list[T], what: str, notes: list[str]) -> list[T]:
-    """As many of a page's ``items`` as fit in one reply (all of them, unless their text is unusually
-    long); a note says when some were left out."""
-    kept, cut, _ = take(items, max_items=len(items), max_chars=REPLY_BUDGET - 5_000)
-    if cut:
-        notes.append(
-            f"Only the first {len(kept)} of this page's {len(items)} {what} fit in one reply (their titles "
-            "and names are long); see the others on GitHub."
-        )
-    return kept
-
-
-def _largest_fitting(reply_with: Callable[[int], M], budget: int) -> M:
-    """``reply_with(budget)``, with the budget (for patches or comments) lowered by what the reply exceeds
-    REPLY_BUDGET until it fits, or is zero (then the backstop in GitContext refuses what still does not)."""
-    while True:
-        reply = reply_with(max(budget, 0))
-        excess = _json_size(reply) - REPLY_BUDGET
-        if excess <= 0 or budget <= 0:
-            return reply
-        budget -= excess + 1_000
-
-
-def _json_size(model: BaseModel) -> int:
-    """Characters ``model`` takes as the JSON a reply carries."""
-    return len(pydantic_core.to_json(model).decode())
-
-
-def _join(notes: list[str]) -> str | None:
-    return " ".join(notes) if notes else None
 
 
 class GitHubReader:
@@ -268,9 +162,9 @@ class GitHubReader:
         summaries = []
         for p in items:
             n = int(p.number)
-            url = _url(p.html_url)
-            title, _ = _fenced(
-                p.title, f"title of pull request #{n}", cap=MAX_TITLE_CHARS, rest=f"full title {_at(url)}"
+            url = url_of(p.html_url)
+            title, _ = fenced(
+                p.title, f"title of pull request #{n}", cap=MAX_TITLE_CHARS, rest=f"full title {at(url)}"
             )
             summaries.append(
                 PullSummary(
@@ -278,24 +172,24 @@ class GitHubReader:
                     title=title,
                     state=p.state,
                     draft=bool(p.draft),
-                    author=_login(p.user, f"author of pull request #{n}", where=_at(url)),
-                    head=_name(p.head.ref, f"head branch of pull request #{n}", where=_at(url)) or "",
-                    base=_name(p.base.ref, f"base branch of pull request #{n}", where=_at(url)) or "",
-                    created_at=_iso(p.created_at),
-                    updated_at=_iso(p.updated_at),
+                    author=login_field(p.user, f"author of pull request #{n}", where=at(url)),
+                    head=name_field(p.head.ref, f"head branch of pull request #{n}", where=at(url)) or "",
+                    base=name_field(p.base.ref, f"base branch of pull request #{n}", where=at(url)) or "",
+                    created_at=iso(p.created_at),
+                    updated_at=iso(p.updated_at),
                     url=url,
                 )
             )
         more = len(items) >= PER_PAGE
         notes = [f"There may be more: call again with page={page + 1}."] if more else []
-        summaries = _fitting(summaries, "pull requests", notes)
+        summaries = fitting(summaries, "pull requests", notes)
         return PullList(
             repository=slug,
             page=page,
             per_page=PER_PAGE,
             has_more=more,
             pull_requests=summaries,
-            note=_join(notes),
+            note=join_notes(notes),
         )
 
     @_translated("pull request #{number}")
@@ -306,10 +200,10 @@ class GitHubReader:
         _check_page(page)
         pull = self._call(f"pull request #{number}", lambda: self._repo(slug).get_pull(number))
         head_sha = str(pull.head.sha)
-        url = _url(pull.html_url)
+        url = url_of(pull.html_url)
         notes: list[str] = []
 
-        title, body = _title_and_body(pull, f"pull request #{number}", url, notes)
+        title, body = title_and_body(pull, f"pull request #{number}", url, notes)
 
         def statuses() -> tuple[str | None, list[CheckResult], int]:
             commit = self._repo(slug).get_commit(head_sha)
@@ -326,8 +220,8 @@ class GitHubReader:
             found += [(c.name, c.status, c.conclusion) for c in runs_shown]
             checks = [
                 CheckResult(
-                    name=_name(
-                        name, f"name of check {i} of pull request #{number}", where=_at(url, "/checks")
+                    name=name_field(
+                        name, f"name of check {i} of pull request #{number}", where=at(url, "/checks")
                     )
                     or "",
                     status=status,
@@ -341,7 +235,7 @@ class GitHubReader:
         checks_cut = total_checks > len(checks)
         if checks_cut:
             notes.append(
-                f"Only {len(checks)} of {total_checks} checks are listed; see them all {_at(url, '/checks')}."
+                f"Only {len(checks)} of {total_checks} checks are listed; see them all {at(url, '/checks')}."
             )
 
         # changed_files is documented on a single pull request; if absent, page fullness decides.
@@ -373,23 +267,23 @@ class GitHubReader:
 
         def with_patches(budget: int) -> tuple[list[ChangedFile], int]:
             """The files, their patches sharing ``budget`` characters fairly; and how many were cut."""
-            patches, cut_patches = _shared_out(
+            patches, cut_patches = shared_out(
                 [f.patch or "" for f in raw_files],
                 budget,
                 MAX_PATCH_CHARS,
-                lambda i, text, share: _fenced(
+                lambda i, text, share: fenced(
                     text,
                     f"patch of file {first + 1 + i} of pull request #{number}",
                     cap=share,
-                    rest=f"patch cut; see the file with git_diff on the checked-out branch or {_at(url, '/files')}",
+                    rest=f"patch cut; see the file with git_diff on the checked-out branch or {at(url, '/files')}",
                 ),
             )
             files = [
                 ChangedFile(
-                    filename=_name(
+                    filename=name_field(
                         f.filename,
                         f"name of file {index} of pull request #{number}",
-                        where=f"in git_diff on the checked-out branch or {_at(url, '/files')}",
+                        where=f"in git_diff on the checked-out branch or {at(url, '/files')}",
                         cap=MAX_PATH_CHARS,
                     )
                     or "",
@@ -417,7 +311,7 @@ class GitHubReader:
                 else "see them "
             )
             notes.append(
-                f"Files {first + 1}–{shown_to} {of} are listed; for the rest {how}{_at(url, '/files')}."
+                f"Files {first + 1}–{shown_to} {of} are listed; for the rest {how}{at(url, '/files')}."
             )
         elif files_page is not None and not files and page > 1:
             notes.append(f"files_page={page} is past the last file ({changed or 'no'} files changed).")
@@ -437,9 +331,9 @@ class GitHubReader:
                 state=pull.state,
                 merged=bool(pull.merged),
                 draft=bool(pull.draft),
-                author=_login(pull.user, f"author of pull request #{number}", where=_at(url)),
-                head=_name(pull.head.ref, f"head branch of pull request #{number}", where=_at(url)) or "",
-                base=_name(pull.base.ref, f"base branch of pull request #{number}", where=_at(url)) or "",
+                author=login_field(pull.user, f"author of pull request #{number}", where=at(url)),
+                head=name_field(pull.head.ref, f"head branch of pull request #{number}", where=at(url)) or "",
+                base=name_field(pull.base.ref, f"base branch of pull request #{number}", where=at(url)) or "",
                 head_sha=head_sha,
                 url=url,
                 combined_status=combined_state,
@@ -449,7 +343,7 @@ class GitHubReader:
                 files_page=page,
                 files=files,
                 files_truncated=more_files or beyond_listing,
-                note=_join(notes),
+                note=join_notes(notes),
             )
 
         # The patches share what the rest of the reply leaves (up to MAX_PATCHES_CHARS), measured as the
@@ -460,12 +354,12 @@ class GitHubReader:
             files, cut_patches = with_patches(budget)
             cut = [
                 f"{cut_patches} patch(es) cut (each at most {MAX_PATCH_CHARS:,} characters, {budget:,} in "
-                f"all); the full diff is {_at(url, '/files')} or from git_diff on the checked-out branch."
+                f"all); the full diff is {at(url, '/files')} or from git_diff on the checked-out branch."
             ]
             return reply(files, [*notes, *cut] if cut_patches else notes)
 
-        return _largest_fitting(
-            reply_with, min(MAX_PATCHES_CHARS, REPLY_BUDGET - _json_size(reply(files, notes)) - fences)
+        return largest_fitting(
+            reply_with, min(MAX_PATCHES_CHARS, REPLY_BUDGET - json_size(reply(files, notes)) - fences)
         )
 
     @_translated("the issues")
@@ -483,28 +377,28 @@ class GitHubReader:
             if _is_pull_request(i):  # GitHub lists pull requests among issues; they have their own tools
                 continue
             n = int(i.number)
-            url = _url(i.html_url)
-            title, _ = _fenced(
-                i.title, f"title of issue #{n}", cap=MAX_TITLE_CHARS, rest=f"full title {_at(url)}"
+            url = url_of(i.html_url)
+            title, _ = fenced(
+                i.title, f"title of issue #{n}", cap=MAX_TITLE_CHARS, rest=f"full title {at(url)}"
             )
-            shown, hidden = _labels(i, n, "issue", MAX_LABELS_IN_LIST, _at(url))
+            shown, hidden = label_fields(i, n, "issue", MAX_LABELS_IN_LIST, at(url))
             issues.append(
                 IssueSummary(
                     number=n,
                     title=title,
                     state=i.state,
-                    author=_login(i.user, f"author of issue #{n}", where=_at(url)),
+                    author=login_field(i.user, f"author of issue #{n}", where=at(url)),
                     labels=shown,
                     labels_not_shown=hidden,
                     comments=i.comments,
-                    created_at=_iso(i.created_at),
-                    updated_at=_iso(i.updated_at),
+                    created_at=iso(i.created_at),
+                    updated_at=iso(i.updated_at),
                     url=url,
                 )
             )
         more = len(raw) >= PER_PAGE
         notes = [f"There may be more: call again with page={page + 1}."] if more else []
-        issues = _fitting(issues, "issues", notes)
+        issues = fitting(issues, "issues", notes)
         if any(i.labels_not_shown for i in issues):
             notes.append(
                 f"Items list at most {MAX_LABELS_IN_LIST} labels (labels_not_shown counts the rest): "
@@ -516,14 +410,14 @@ class GitHubReader:
             per_page=PER_PAGE,
             has_more=more,
             issues=issues,
-            note=_join(notes),
+            note=join_notes(notes),
         )
 
     @_translated("issue #{number}")
     def issue(self, slug: str, number: int, *, comments_page: int = 1) -> IssueDetail:
         _check_page(comments_page)
         issue = self._call(f"issue #{number}", lambda: self._repo(slug).get_issue(number))
-        url = _url(issue.html_url)
+        url = url_of(issue.html_url)
         total = int(issue.comments or 0)
         notes: list[str] = []
 
@@ -537,25 +431,25 @@ class GitHubReader:
         def with_comments(budget: int) -> tuple[list[Comment], int]:
             """The comments, their bodies sharing ``budget`` characters fairly; and how many were cut."""
             start = (comments_page - 1) * PER_PAGE + 1
-            urls = [_url(c.html_url) or url for c in raw]
-            bodies, cut_comments = _shared_out(
+            urls = [url_of(c.html_url) or url for c in raw]
+            bodies, cut_comments = shared_out(
                 [c.body or "" for c in raw],
                 budget,
                 MAX_COMMENT_CHARS,
-                lambda i, text, share: _fenced(
+                lambda i, text, share: fenced(
                     text,
                     f"comment {start + i} on issue #{number}",
                     cap=share,
-                    rest=f"read the whole comment {_at(urls[i])}",
+                    rest=f"read the whole comment {at(urls[i])}",
                 ),
             )
             comments = [
                 Comment(
-                    author=_login(
-                        c.user, f"author of comment {start + i} on issue #{number}", where=_at(urls[i])
+                    author=login_field(
+                        c.user, f"author of comment {start + i} on issue #{number}", where=at(urls[i])
                     ),
-                    created_at=_iso(c.created_at),
-                    url=_url(c.html_url),
+                    created_at=iso(c.created_at),
+                    url=url_of(c.html_url),
                     body=body,
                 )
                 for i, (c, body) in enumerate(zip(raw, bodies, strict=True))
@@ -571,10 +465,10 @@ class GitHubReader:
             )
         elif not raw and total:
             notes.append(f"comments_page={comments_page} is past the last comment ({total} comments).")
-        title, body = _title_and_body(issue, f"issue #{number}", url, notes)
-        shown, hidden = _labels(issue, number, "issue", MAX_LABELS, _at(url))
+        title, body = title_and_body(issue, f"issue #{number}", url, notes)
+        shown, hidden = label_fields(issue, number, "issue", MAX_LABELS, at(url))
         if hidden:
-            notes.append(f"{hidden} more label(s) are {_at(url)}.")
+            notes.append(f"{hidden} more label(s) are {at(url)}.")
 
         def reply(comments: list[Comment], notes: list[str]) -> IssueDetail:
             return IssueDetail(
@@ -583,7 +477,7 @@ class GitHubReader:
                 title=title,
                 body=body,
                 state=issue.state,
-                author=_login(issue.user, f"author of issue #{number}", where=_at(url)),
+                author=login_field(issue.user, f"author of issue #{number}", where=at(url)),
                 url=url,
                 labels=shown,
                 labels_not_shown=hidden,
@@ -591,7 +485,7 @@ class GitHubReader:
                 comments_page=comments_page,
                 total_comments=total,
                 has_more_comments=more,
-                note=_join(notes),
+                note=join_notes(notes),
             )
 
         # The comment bodies share what the rest of the reply leaves (up to MAX_COMMENTS_CHARS), measured
@@ -606,9 +500,9 @@ class GitHubReader:
             ]
             return reply(comments, [*notes, *cut] if cut_comments else notes)
 
-        return _largest_fitting(
+        return largest_fitting(
             reply_with,
-            min(MAX_COMMENTS_CHARS, REPLY_BUDGET - _json_size(reply(bare, notes)) - 300 * len(raw)),
+            min(MAX_COMMENTS_CHARS, REPLY_BUDGET - json_size(reply(bare, notes)) - 300 * len(raw)),
         )
 
 
