@@ -24,6 +24,9 @@ SQLITE_PEER = ("mcp-server-sqlite==2025.4.25", "mcp<2")
 # uvx launches with --compile-bytecode build their environment in a cache of their own: uvx compiles only
 # when it creates an environment, so one cache cannot hold both forms.
 COMPILED_UV_CACHE = WORK / "uv-cache-compiled"
+# The key the loopback fake of nationalize.io accepts (tests/name_origin/fake_nationalize.py): its quota
+# without a key (100 names a day) would run out within one run.
+FAKE_API_KEY = "nat_" + "S3cr3tK3y" * 4
 
 Call = tuple[str, dict[str, Any]]
 
@@ -139,7 +142,8 @@ def subjects(args: Any, fake_api: str | None) -> list[Subject]:
         if not calls:
             print(f"note: no tool plan for {name}; only its start-up is measured", file=sys.stderr)
         command = [str(BIN / f"dockyard-{name}"), *server_args]
-        found.append(Subject(f"dockyard-{name}", command, calls, bytecode=ours_bytecode))
+        env = {"NATIONALIZE_API_KEY": FAKE_API_KEY} if name == "name-origin" and fake_api else {}
+        found.append(Subject(f"dockyard-{name}", command, calls, env=env, bytecode=ours_bytecode))
     if args.baseline:
         short, folder = export_baseline(args.baseline)
         sources = [folder / "shared" / "src", *sorted(folder.glob("servers/*/src"))]
@@ -153,7 +157,7 @@ def subjects(args: Any, fake_api: str | None) -> list[Subject]:
                         f"{subject.label} @{short}",
                         subject.command,
                         subject.calls,
-                        env={"PYTHONPATH": path},
+                        env={**subject.env, "PYTHONPATH": path},
                         bytecode=baseline_bytecode,
                     )
                 )
