@@ -82,12 +82,20 @@ def at(url: str, suffix: str = "") -> str:
 
 
 def shared_out(
-    texts: list[str], budget: int, cap: int, fenced: Callable[[int, str, int], tuple[str, bool]]
+    texts: list[str],
+    budget: int,
+    cap: int,
+    *,
+    source: Callable[[int], str],
+    rest: Callable[[int], str],
 ) -> tuple[list[str], int]:
-    """Each text as ``fenced(position, text, share)`` makes it, the shares of ``budget`` fair (see
-    :func:`fair_shares`); and how many were cut."""
+    """Each text :func:`fenced` within its share of ``budget`` (shares fair, see :func:`fair_shares`),
+    ``source(position)`` naming it and ``rest(position)`` saying where the whole is; and how many were cut."""
     shares = fair_shares([len(text) for text in texts], budget, cap)
-    results = [fenced(i, text, share) for i, (text, share) in enumerate(zip(texts, shares, strict=True))]
+    results = [
+        fenced(text, source(i), cap=share, rest=rest(i))
+        for i, (text, share) in enumerate(zip(texts, shares, strict=True))
+    ]
     return [field for field, _ in results], sum(cut for _, cut in results)
 
 

@@ -1,0 +1,85 @@
+"""The PyGithub client behind :class:`.GitHubReader`, and how GitHub's refusals and network failures
+become problems for the model."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+from urllib.parse import urlparse
+
+from github import Auth, Github, GithubException, RateLimitExceededException
+
+from dockyard_shared import InvalidArgument, UpstreamUnavailable
+from dockyard_shared.upstream import problem_for_status
+
+from ..settings import PER_PAGE
+
+__all__ = ["GitHubClient", "check_page", "translated"]
+
+T = TypeVar("T")
+
+
+def translated(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Run a whole reading method under :meth:`GitHubClient._call`: PyGithub loads lazily, so an HTTP
+    error can surface at any attribute access, not only in the requests the method wraps in ``_call``
+    itself (those name what they were reading more precisely, and their problems pass through here)."""
+
+    def decorate(method: Callable[..., T]) -> Callable[..., T]:
+        @functools.wraps(method)
+        def wrapper(self: GitHubClient, slug: str, *args: Any, **kwargs: Any) -> T:
+            label = what.format(number=args[0] if args else kwargs.get("number"))
+            return self._call(label, lambda: method(self, slug, *args, **kwargs))
+
+        return wrapper
+
+    return decorate
+
+
+class GitHubClient:
+    """One authenticated PyGithub client; the token never leaves it."""
+
+    def __init__(self, token: str, api_url: str, *, token_env: str, timeout: int = 15) -> None:
+        self._client = Github(
+            auth=Auth.Token(token),
+            base_url=api_url,
+            timeout=timeout,
+            retry=None,
+            per_page=PER_PAGE,
+            # Lazy: the repository and commit objects are only addresses, so a call costs no extra
+            # GET /repos/{slug} and never downloads the head commit with its whole diff.
+            lazy=True,
+        )
+        self.token_env = token_env
+        host = (urlparse(api_url).hostname or "").lower()
+        self.extra_hosts = set() if host in ("api.github.com", "") else {host.removeprefix("api.")}
+        if host in ("127.0.0.1", "localhost"):
+            self.extra_hosts.add(host)
+
+    def _call(self, what: str, work: Callable[[], T]) -> T:
+        """``work``, with GitHub's refusals and network failures turned into problems for the model."""
+        try:
+            return work()
+        except GithubException as error:
+            # PyGithub also raises RateLimitExceededException for a 403 whose quota headers it read itself.
+            status = 429 if isinstance(error, RateLimitExceededException) else error.status
+            raise problem_for_status(
+                status,
+                service="GitHub",
+                what=f"reading {what}",
+                headers=error.headers or {},
+                credential_env=self.token_env,
+            ) from None
+        except (OSError, ValueError) as error:
+            raise UpstreamUnavailable(
+                f"GitHub could not be reached while reading {what} ({type(error).__name__}).",
+                next_step="Retry shortly.",
+            ) from None
+
+    def _repo(self, slug: str) -> Any:
+        return self._client.get_repo(slug)
+
+
+def check_page(page: int) -> None:
+    if page < 1 or page > 1000:
+        raise InvalidArgument("page must be between 1 and 1000.")
