@@ -7,20 +7,8 @@ import pytest
 
 from dockyard_shared import missing_description_sections
 from tests.git.helpers import git, make_repo, make_server
+from tests.git.tool_names import READ_TOOLS, WRITE_TOOLS
 from tests.harness import open_session
-
-READ_TOOLS = {
-    "git_repositories",
-    "git_status",
-    "git_log",
-    "git_diff",
-    "git_show",
-    "git_blame",
-    "git_branches",
-    "git_tags",
-    "git_grep",
-}
-WRITE_TOOLS = {"git_add", "git_unstage", "git_commit", "git_create_branch", "git_checkout", "git_stash"}
 
 
 async def test_read_only_by_default_and_every_description_is_complete(repo, era):

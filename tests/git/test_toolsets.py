@@ -8,22 +8,8 @@ import pytest
 
 from dockyard_git.__main__ import entry
 from tests.git.fake_github import TOKEN
+from tests.git.tool_names import GITHUB_TOOLS, READ_TOOLS, REMOTE_TOOLS, WRITE_TOOLS
 from tests.harness import Launch, open_session
-
-READ = {
-    "git_repositories",
-    "git_status",
-    "git_log",
-    "git_diff",
-    "git_show",
-    "git_blame",
-    "git_branches",
-    "git_tags",
-    "git_grep",
-}
-WRITE = {"git_add", "git_unstage", "git_commit", "git_create_branch", "git_checkout", "git_stash"}
-GITHUB = {"github_pull_requests", "github_pull_request", "github_issues", "github_issue"}
-REMOTE = {"git_remotes", "git_fetch", "git_pull", "git_push"}
 
 
 def server(repo, *flags: str, token: str | None = None, monkeypatch=None):
@@ -38,14 +24,14 @@ def server(repo, *flags: str, token: str | None = None, monkeypatch=None):
 @pytest.mark.parametrize(
     ("flags", "token", "served"),
     [
-        ((), None, READ),
-        ((), TOKEN, READ | GITHUB),
-        (("--allow-write",), None, READ | WRITE),
-        (("--toolsets", "write"), None, WRITE),
-        (("--toolsets", "all"), TOKEN, READ | WRITE | GITHUB | REMOTE),
-        (("--allow-write", "--read-only"), TOKEN, READ | GITHUB),
-        (("--tools", "git_commit,git_add"), None, READ | {"git_commit", "git_add"}),
-        (("--toolsets", "github", "--exclude-tools", "github_issue"), TOKEN, GITHUB - {"github_issue"}),
+        ((), None, READ_TOOLS),
+        ((), TOKEN, READ_TOOLS | GITHUB_TOOLS),
+        (("--allow-write",), None, READ_TOOLS | WRITE_TOOLS),
+        (("--toolsets", "write"), None, WRITE_TOOLS),
+        (("--toolsets", "all"), TOKEN, READ_TOOLS | WRITE_TOOLS | GITHUB_TOOLS | REMOTE_TOOLS),
+        (("--allow-write", "--read-only"), TOKEN, READ_TOOLS | GITHUB_TOOLS),
+        (("--tools", "git_commit,git_add"), None, READ_TOOLS | {"git_commit", "git_add"}),
+        (("--toolsets", "github", "--exclude-tools", "github_issue"), TOKEN, GITHUB_TOOLS - {"github_issue"}),
     ],
 )
 async def test_the_selection_flags_decide_which_tools_exist(repo, era, monkeypatch, flags, token, served):

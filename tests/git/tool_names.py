@@ -1,0 +1,18 @@
+"""The git server's tools by toolset, as the tests expect to see them listed."""
+
+from __future__ import annotations
+
+READ_TOOLS = {
+    "git_repositories",
+    "git_status",
+    "git_log",
+    "git_diff",
+    "git_show",
+    "git_blame",
+    "git_branches",
+    "git_tags",
+    "git_grep",
+}
+WRITE_TOOLS = {"git_add", "git_unstage", "git_commit", "git_create_branch", "git_checkout", "git_stash"}
+GITHUB_TOOLS = {"github_pull_requests", "github_pull_request", "github_issues", "github_issue"}
+REMOTE_TOOLS = {"git_remotes", "git_fetch", "git_pull", "git_push"}
