@@ -8,7 +8,7 @@ bodies, comments, patches) is always fenced; identifier-like fields (logins, lab
 names) are plain only when simple identifiers. Values GitHub itself generates (numbers, states, dates, SHAs) are plain; URLs
 are plain when they look like one and dropped otherwise. Our own words (truncation marks) go after a fence.
 
-Every reply is bounded (caps in :mod:`dockyard_git.settings`), and every cut is marked and says how to get the rest:
+Every reply is bounded (caps in :mod:`..settings`), and every cut is marked and says how to get the rest:
 lists are one GitHub page (30); caps count the characters a field takes as JSON, so text full of quotes or
 backslashes cannot double a reply; comments on a page and patches in a reply share a total budget fairly
 (short ones whole, long ones cut evenly), and that budget is what the rest of the reply leaves under
