@@ -20,6 +20,11 @@ For a repository's git directory, :class:`Layouts` works out, and caches:
 A layout is cached against a stat signature of every file and folder it was computed from; a change to any
 of them recomputes it. Loose object files are checked folder by folder (:meth:`Layouts._loose_problems`),
 so writing an object rescans one fan-out folder, not the whole layout.
+
+This module holds the cache and the confinement checks; the rest lives beside it: the overrides in
+:mod:`.config_overrides`, listing the keys config files set in :mod:`.config_files`, finding the git
+directories and object stores one git directory leads to in :mod:`.git_dirs`, the stamps in
+:mod:`.file_stamps`.
 """
 
 from __future__ import annotations
