@@ -142,14 +142,8 @@ async def test_with_the_bearer_token_a_session_works(toy_http_with_token, era):
 
 
 def test_a_non_loopback_bind_without_a_token_refuses_to_start(toy_launch):
-    process = subprocess.run(
-        [*toy_launch.command(), "--transport", "http", "--host", "0.0.0.0", "--port", str(free_port())],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={k: v for k, v in toy_launch.environment().items() if k != "DOCKYARD_AUTH_TOKEN"},
-        cwd=toy_launch.cwd,
-        stdin=subprocess.DEVNULL,
+    process = toy_launch.run(
+        "--transport", "http", "--host", "0.0.0.0", "--port", str(free_port()), unset=("DOCKYARD_AUTH_TOKEN",)
     )
     assert process.returncode == 2
     assert "Refusing to serve on 0.0.0.0" in process.stderr and "DOCKYARD_AUTH_TOKEN" in process.stderr
@@ -157,9 +151,7 @@ def test_a_non_loopback_bind_without_a_token_refuses_to_start(toy_launch):
 
 
 def test_help_lists_the_common_and_the_server_flags(toy_launch):
-    process = subprocess.run(
-        [*toy_launch.command(), "--help"], capture_output=True, text=True, timeout=60, cwd=toy_launch.cwd
-    )
+    process = toy_launch.run("--help")
     assert process.returncode == 0
     for flag in ("--transport", "--host", "--port", "--path", "--log-level", "--auth-token", "--offset"):
         assert flag in process.stdout
@@ -180,3 +172,29 @@ def test_an_idle_http_session_expires(toy_launch, log_dir):
                 break
         else:
             pytest.fail("the idle session was never closed")
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "--session-idle-timeout",
+        "--session-init-timeout",
+        "--max-sessions-per-client",
+        "--header-timeout",
+        "--body-timeout",
+        "--max-connections",
+    ],
+)
+@pytest.mark.parametrize("value", ["0", "-1", "inf", "many"])
+def test_every_http_limit_must_be_a_positive_number(flag, value, capsys):
+    import argparse
+
+    from dockyard_shared.runner import add_runner_arguments
+
+    parser = argparse.ArgumentParser(prog="dockyard-toy")
+    add_runner_arguments(parser)
+    assert getattr(parser.parse_args([flag, "7"]), flag[2:].replace("-", "_")) == 7
+    with pytest.raises(SystemExit) as exited:
+        parser.parse_args([flag, value])
+    assert exited.value.code == 2
+    assert flag in capsys.readouterr().err

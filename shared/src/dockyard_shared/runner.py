@@ -84,6 +84,9 @@ class ServerEntry:
     # Whether the server these arguments build checks bearer tokens itself (its FastMCP ``auth``, e.g.
     # dockyard-tasks --actors): that satisfies the non-loopback rule of check_exposure as --auth-token does.
     authenticates: Callable[[argparse.Namespace], bool] = lambda args: False
+    # The arguments of the server ``dockyard serve all`` builds (read when it builds it: they may name the
+    # working directory); none means the defaults.
+    serve_all_args: Callable[[], Sequence[str]] = lambda: ()
 
     def parser(self, *, with_runner: bool = True) -> argparse.ArgumentParser:
         parser = argparse.ArgumentParser(
@@ -98,8 +101,8 @@ class ServerEntry:
         return parser
 
     def default_server(self) -> FastMCP:
-        """The server built from no arguments at all (what ``dockyard serve all`` serves)."""
-        return self.build(self.parser(with_runner=False).parse_args([]))
+        """What ``dockyard serve all`` serves: the server built from ``serve_all_args``."""
+        return self.build(self.parser(with_runner=False).parse_args(list(self.serve_all_args())))
 
 
 def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
@@ -111,6 +114,48 @@ def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
 
     parse.__name__ = kind.__name__  # argparse names the type in its "invalid value" message
     return parse
+
+
+# The HTTP guard's limits: each a positive number (zero or less would disable the guard, not tighten it).
+_HTTP_LIMITS: tuple[tuple[str, Callable[[str], float], float, str, str], ...] = (
+    ("--session-idle-timeout", float, 900.0, "SECONDS", "close HTTP sessions idle for this long"),
+    (
+        "--session-init-timeout",
+        float,
+        10.0,
+        "SECONDS",
+        "close an HTTP session that sent nothing after initialize for this long",
+    ),
+    (
+        "--max-sessions-per-client",
+        int,
+        100,
+        "N",
+        "open HTTP sessions (2025-11-25 era) one client address may hold",
+    ),
+    (
+        "--header-timeout",
+        float,
+        10.0,
+        "SECONDS",
+        "close an HTTP connection that has not sent a complete request head for this long",
+    ),
+    (
+        "--body-timeout",
+        float,
+        30.0,
+        "SECONDS",
+        "answer 408 and close an HTTP connection whose request body has not all arrived this long after its head",
+    ),
+    (
+        "--max-connections",
+        int,
+        1000,
+        "N",
+        "open HTTP connections; one more closes the oldest not being served or still owing its request "
+        "(kept a tenth below the file-descriptor limit)",
+    ),
+)
 
 
 def add_runner_arguments(parser: argparse.ArgumentParser, *, default_transport: str = "stdio") -> None:
@@ -143,50 +188,8 @@ def add_runner_arguments(parser: argparse.ArgumentParser, *, default_transport: 
         metavar="ORIGIN",
         help="browser Origin to accept over HTTP (repeatable), e.g. http://localhost:6274",
     )
-    group.add_argument(
-        "--session-idle-timeout",
-        type=float,
-        default=900.0,
-        metavar="SECONDS",
-        help="close HTTP sessions idle for this long",
-    )
-    group.add_argument(
-        "--session-init-timeout",
-        type=_positive(float),
-        default=10.0,
-        metavar="SECONDS",
-        help="close an HTTP session that sent nothing after initialize for this long",
-    )
-    group.add_argument(
-        "--max-sessions-per-client",
-        type=_positive(int),
-        default=100,
-        metavar="N",
-        help="open HTTP sessions (2025-11-25 era) one client address may hold",
-    )
-    group.add_argument(
-        "--header-timeout",
-        type=_positive(float),
-        default=10.0,
-        metavar="SECONDS",
-        help="close an HTTP connection that has not sent a complete request head for this long",
-    )
-    group.add_argument(
-        "--body-timeout",
-        type=_positive(float),
-        default=30.0,
-        metavar="SECONDS",
-        help="answer 408 and close an HTTP connection whose request body has not all arrived "
-        "this long after its head",
-    )
-    group.add_argument(
-        "--max-connections",
-        type=_positive(int),
-        default=1000,
-        metavar="N",
-        help="open HTTP connections; one more closes the oldest not being served or still owing "
-        "its request (kept a tenth below the file-descriptor limit)",
-    )
+    for flag, kind, default, unit, help in _HTTP_LIMITS:
+        group.add_argument(flag, type=_positive(kind), default=default, metavar=unit, help=help)
     group.add_argument(
         "--audit-log",
         default=None,
