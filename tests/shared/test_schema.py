@@ -1,10 +1,14 @@
-"""Output schemas are listed in the form clients validate fastest, and results still validate against them."""
+"""Input parameters are listed lean; output schemas in the form clients validate fastest, and results still
+validate against them."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from typing import Annotated
 
-from dockyard_shared.schema import nullable_as_type_list
+import pytest
+from pydantic import BaseModel, ValidationError, validate_call
+
+from dockyard_shared.schema import nullable_as_type_list, optional
 from dockyard_shared.server import new_server
 from tests.harness import open_session
 
@@ -28,7 +32,7 @@ def test_an_any_of_bare_types_becomes_one_type_list_at_any_depth():
 
 def test_an_any_of_with_constraints_or_references_is_left_as_it_is():
     for branches in (
-        [{"type": "integer", "minimum": 1}, {"type": "null"}],
+        [{"type": "integer", "minimum": 1, "default": None}, {"type": "null"}],
         [{"$ref": "#/$defs/Plan"}, {"type": "null"}],
         [{"type": ["integer", "string"]}, {"type": "null"}],
     ):
@@ -67,3 +71,40 @@ async def test_listed_output_schemas_use_type_lists_and_results_still_validate(e
     assert properties["parent"]["type"] == ["string", "null"]
     assert "anyOf" not in str(tool.output_schema)
     assert listed_again.output_schema == tool.output_schema
+
+
+async def test_an_optional_parameter_is_listed_by_its_type_alone_and_still_accepts_null(era):
+    server = new_server("lean-inputs", instructions="")
+
+    @server.tool
+    def grep(
+        pattern: str,
+        revision: Annotated[str | None, optional("string", "Instead of the working tree.")] = None,
+        limit: Annotated[int | None, optional("integer", minimum=1)] = None,
+    ) -> str:
+        return f"{pattern} {revision} {limit}"
+
+    async with open_session(server, era=era) as session:
+        (tool,) = await session.list_tools()
+        assert tool.input_schema["properties"]["revision"] == {
+            "type": "string",
+            "description": "Instead of the working tree.",
+            "default": None,
+        }
+        assert tool.input_schema["properties"]["limit"] == {"type": "integer", "minimum": 1, "default": None}
+        assert tool.input_schema["required"] == ["pattern"]
+        for arguments, reply in (
+            ({"pattern": "x", "revision": None}, "x None None"),
+            ({"pattern": "x", "limit": 3}, "x None 3"),
+        ):
+            assert (await session.call_ok("grep", arguments)).text == reply
+
+
+def test_optional_changes_only_the_schema_not_validation():
+    @validate_call
+    def take(value: Annotated[int | None, optional("integer")] = None) -> int | None:
+        return value
+
+    assert take(None) is None and take(4) == 4
+    with pytest.raises(ValidationError):
+        take("four")

@@ -1,4 +1,9 @@
-"""Output-schema helpers.
+"""Schema helpers: lean input parameters and lean output schemas.
+
+Every tool's input schema is in the model's context on every turn, so each parameter is spelled as briefly
+as it can be: :func:`optional` writes an optional value by its type alone (not required; null is accepted
+too) rather than pydantic's ``anyOf`` of branches, with a description only where the name alone does not
+say it, and no default restated in prose.
 
 Clients built on the MCP SDKs validate every structured result against the tool's output schema, so the
 shape of that schema is paid for on every call:
@@ -23,7 +28,17 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import Tool
 from pydantic import WithJsonSchema
 
-__all__ = ["LeanOutputSchemas", "bulk_list", "nullable_as_type_list"]
+__all__ = ["LeanOutputSchemas", "bulk_list", "nullable_as_type_list", "optional"]
+
+
+def optional(json_type: str | list[str], description: str | None = None, **extra: Any) -> WithJsonSchema:
+    """Use as ``Annotated[str | None, optional("string", "E.g. main..feature.")] = None``: the schema of an
+    optional parameter is its type(s), any ``extra`` keywords (``items``, ``minimum``, ``enum``), and what it
+    is when the name does not say."""
+    schema: dict[str, Any] = {"type": json_type, **extra}
+    if description:
+        schema["description"] = description
+    return WithJsonSchema(schema)
 
 
 def bulk_list(items: str) -> WithJsonSchema:

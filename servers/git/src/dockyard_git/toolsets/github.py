@@ -8,11 +8,12 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from dockyard_shared import OPEN_WORLD
+from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
 
 from ..context import GitContext
 from ..models import IssueDetail, IssueList, PullDetail, PullList
-from .arguments import RepoPath, optional
+from .arguments import RepoPath
 
 __all__ = ["register"]
 

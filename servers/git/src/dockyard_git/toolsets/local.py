@@ -8,6 +8,7 @@ from pydantic import Field
 
 from dockyard_shared import READ_ONLY
 from dockyard_shared.results import model_result
+from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
 
 from ..context import GitContext
@@ -24,7 +25,7 @@ from ..models import (
     TagList,
 )
 from ..operations import GitOperations
-from .arguments import Paths, RepoPath, optional
+from .arguments import Paths, RepoPath
 
 __all__ = ["register"]
 

@@ -7,11 +7,12 @@ from typing import Annotated, Literal, get_args
 from pydantic import Field
 
 from dockyard_shared import ADDITIVE, DESTRUCTIVE
+from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
 
 from ..context import GitContext
 from ..models import CommitType, WriteResult
-from .arguments import Paths, RepoPath, optional
+from .arguments import Paths, RepoPath
 
 __all__ = ["register"]
 

@@ -6,11 +6,12 @@ from pydantic import Field, WithJsonSchema
 
 from dockyard_shared import READ_ONLY
 from dockyard_shared.results import model_result
+from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
 
 from ..databases import DatabaseSet
 from ..models import QueryPlan, QueryResult, TableDescription, TableList
-from .arguments import DatabaseName, Params, Sql, optional
+from .arguments import DatabaseName, Params, Sql
 
 __all__ = ["register"]
 
