@@ -14,7 +14,7 @@ from fastmcp.dependencies import CurrentContext
 from pydantic import Field
 
 from dockyard_shared import DESTRUCTIVE, READ_ONLY, InvalidArgument, NotFound
-from dockyard_shared.confirm import require_confirmation
+from dockyard_shared.confirm import Confirm, require_confirmation
 from dockyard_shared.server import new_server
 from dockyard_shared.toolsets import Exposure, ToolRegistrar, exposure_from, install
 from dockyard_shared.warmup import after_initialize
@@ -47,9 +47,7 @@ def register_write(server: ToolRegistrar, exposure: Exposure, words: list[str]) 
     @server.tool(annotations=DESTRUCTIVE)
     async def forget(
         name: str,
-        confirm: Annotated[
-            bool, Field(description="The user agreed (counts only with --trust-model-confirmation).")
-        ] = False,
+        confirm: Confirm = False,
         ctx: Context = CurrentContext(),
     ) -> list[str]:
         """Forget a word, after the user confirms.

@@ -8,7 +8,7 @@
 A ``confirm=true`` argument is something the model can set by itself, so it is not the user's consent.
 :func:`require_confirmation` (what tools call) therefore accepts it only where the operator started the
 server with ``--trust-model-confirmation``; otherwise a client that cannot ask gets a refusal that says how
-the operator can enable it. Usage in a tool::
+the operator can enable it. Usage in a tool, whose ``confirm`` parameter is typed :data:`Confirm`::
 
     pending = await require_confirmation(
         ctx, "Drop table orders?", confirm=confirm, exposure=exposure,
@@ -22,6 +22,7 @@ the operator can enable it. Usage in a tool::
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Annotated
 
 import mcp.types as mt
 from fastmcp import Context
@@ -31,7 +32,10 @@ from pydantic import BaseModel, Field
 from .problems import PermissionDenied
 from .toolsets import Exposure
 
-__all__ = ["Confirmation", "ask_to_confirm", "require_confirmation"]
+__all__ = ["Confirm", "Confirmation", "ask_to_confirm", "require_confirmation"]
+
+# The parameter every destructive tool takes (``confirm: Confirm = False``), described the same way everywhere.
+Confirm = Annotated[bool, Field(description="The user agreed; counts only with --trust-model-confirmation.")]
 
 _KEY = "dockyard_confirm"
 _SCHEMA = {

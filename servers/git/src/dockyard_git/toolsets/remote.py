@@ -11,12 +11,13 @@ from fastmcp.dependencies import CurrentContext
 from pydantic import Field
 
 from dockyard_shared import READ_ONLY
-from dockyard_shared.confirm import require_confirmation
+from dockyard_shared.confirm import Confirm, require_confirmation
+from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
 
 from ..context import GitContext
 from ..remote_models import FetchResult, PullResult, PushResult, RemotesResult
-from .arguments import RepoPath, optional
+from .arguments import RepoPath
 
 __all__ = ["register"]
 
@@ -93,9 +94,7 @@ def register(registrar: ToolRegistrar, git: GitContext, *, writes: bool) -> None
         tags: Annotated[
             list[str] | None, optional("array", "Tags to push too.", items={"type": "string"})
         ] = None,
-        confirm: Annotated[
-            bool, Field(description="The user agreed; counts only with --trust-model-confirmation.")
-        ] = False,
+        confirm: Confirm = False,
         repo_path: RepoPath = None,
         ctx: Context = CurrentContext(),
     ) -> PushResult:

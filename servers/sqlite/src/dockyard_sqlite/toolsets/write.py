@@ -1,14 +1,11 @@
 """The ``write`` toolset: execute, off by default (--allow-write). A destructive statement asks the user."""
 
-from typing import Annotated
-
 import mcp.types as mt
 from fastmcp import Context
 from fastmcp.dependencies import CurrentContext
-from pydantic import Field
 
 from dockyard_shared import DESTRUCTIVE, PermissionDenied
-from dockyard_shared.confirm import require_confirmation
+from dockyard_shared.confirm import Confirm, require_confirmation
 from dockyard_shared.toolsets import Exposure, ToolRegistrar
 
 from ..databases import DatabaseSet
@@ -23,9 +20,7 @@ def register(tools: ToolRegistrar, databases: DatabaseSet, exposure: Exposure) -
     async def execute(
         sql: Sql,
         params: Params = None,
-        confirm: Annotated[
-            bool, Field(description="The user agreed (counts only if the server trusts it).")
-        ] = False,
+        confirm: Confirm = False,
         database: DatabaseName = None,
         ctx: Context = CurrentContext(),
     ) -> ExecuteResult:

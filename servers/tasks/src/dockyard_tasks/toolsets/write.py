@@ -9,7 +9,7 @@ from fastmcp.dependencies import CurrentContext
 from pydantic import BaseModel, Field
 
 from dockyard_shared import ADDITIVE, DESTRUCTIVE
-from dockyard_shared.confirm import require_confirmation
+from dockyard_shared.confirm import Confirm, require_confirmation
 from dockyard_shared.offload import run_in_thread
 from dockyard_shared.toolsets import Exposure, ToolRegistrar
 
@@ -247,9 +247,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
     @tools.tool(annotations=DESTRUCTIVE)
     async def delete_task(
         task_id: TaskId,
-        confirm: Annotated[
-            bool, Field(description="The user agreed (counts only with --trust-model-confirmation).")
-        ] = False,
+        confirm: Confirm = False,
         ctx: Context = CurrentContext(),
     ) -> DeleteResult:
         """Delete a task, after the user confirms; its history stays in the change feed.
