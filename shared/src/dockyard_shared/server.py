@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -10,7 +11,10 @@ from fastmcp import FastMCP
 from .errors import ProblemMiddleware
 from .schema import LeanOutputSchemas
 
-__all__ = ["new_server"]
+__all__ = ["ArgumentCompleter", "complete_arguments", "new_server"]
+
+# (argument name, the value typed so far, the arguments already given) -> candidate values.
+ArgumentCompleter = Callable[[str, str, Mapping[str, str]], Awaitable[list[str]]]
 
 
 def new_server(
@@ -35,3 +39,18 @@ def new_server(
     server.add_middleware(ProblemMiddleware())
     server.add_middleware(LeanOutputSchemas())
     return server
+
+
+def complete_arguments(server: FastMCP, complete: ArgumentCompleter) -> None:
+    """Answer ``completion/complete`` for every prompt argument and resource-template parameter by name.
+
+    Every Dockyard server completes by the argument's name alone (a ``database`` is a database alias
+    wherever it appears), so ``complete`` sees plain strings, not the protocol's reference objects;
+    FastMCP sends at most 100 values and says when there were more.
+    """
+
+    async def answer(reference: Any, argument: Any, context: Any) -> list[str]:
+        given = (context.arguments or {}) if context is not None else {}
+        return await complete(argument.name, argument.value, given)
+
+    server.add_completion_handler(answer)

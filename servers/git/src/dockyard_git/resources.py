@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import mcp.types as mt
+from collections.abc import Mapping
+
 from fastmcp import FastMCP
 from fastmcp.server.dependencies import get_context
 
 from dockyard_shared import InvalidArgument
+from dockyard_shared.server import complete_arguments
 
 from .context import GitContext
 from .operations import GitOperations
@@ -35,15 +37,11 @@ def register(server: FastMCP, git: GitContext, roots: ClientRootsMiddleware | No
             raise InvalidArgument(f"{path} is a binary file.")
         return shown.content or ""
 
-    @server.completion
-    async def complete(
-        ref: mt.PromptReference | mt.ResourceTemplateReference,
-        argument: mt.CompletionArgument,
-        context: mt.CompletionContext | None,
-    ) -> list[str]:
-        given = (context.arguments or {}) if context else {}
+    async def complete(argument: str, value: str, given: Mapping[str, str]) -> list[str]:
         if roots is None:
-            return await git.completions(argument.name, argument.value, given)
+            return await git.completions(argument, value, given)
         # Completions pass through no middleware: they look the client's roots up themselves.
         with git.serving(await roots.known_roots(get_context())):
-            return await git.completions(argument.name, argument.value, given)
+            return await git.completions(argument, value, given)
+
+    complete_arguments(server, complete)

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
-import mcp.types as mt
 from fastmcp import FastMCP
 from fastmcp.server.lifespan import lifespan
 
-from dockyard_shared.server import new_server
+from dockyard_shared.server import complete_arguments, new_server
 from dockyard_shared.toolsets import install
 from dockyard_shared.warmup import after_initialize
 
@@ -154,18 +153,15 @@ def create_server(
         about = f" for: {' '.join(names.split())[:500]}" if names.strip() else ""
         return INTERPRET.format(about=about)
 
-    @server.completion
-    async def complete(
-        ref: mt.PromptReference | mt.ResourceTemplateReference,
-        argument: mt.CompletionArgument,
-        context: mt.CompletionContext | None,
-    ) -> list[str]:
+    async def complete(argument: str, value: str, given: Mapping[str, str]) -> list[str]:
         """The prompt's ``names``: the last comma-separated entry completed from the cached names."""
-        if argument.name != "names":
+        if argument != "names":
             return []
-        head, comma, last = argument.value.rpartition(",")
+        head, comma, last = value.rpartition(",")
         lead = f"{head}, " if comma else ""
         return [lead + name for name in await predictor.cached_names(last)]
+
+    complete_arguments(server, complete)
 
     return server
 

@@ -1,10 +1,11 @@
 """The MCP face of dockyard-sqlite: open the databases, install the toolsets, add resources, a prompt
 and completions. Tools live in :mod:`.toolsets`; everything they call, in :mod:`.databases`."""
 
-import mcp.types as mt
+from collections.abc import Mapping
+
 from fastmcp import FastMCP
 
-from dockyard_shared.server import new_server
+from dockyard_shared.server import complete_arguments, new_server
 from dockyard_shared.toolsets import install
 from dockyard_shared.warmup import after_initialize
 
@@ -65,20 +66,17 @@ def register_resources(server: FastMCP, databases: DatabaseSet) -> None:
             "and three questions it could answer, each with the SQL that answers it."
         )
 
-    @server.completion
-    async def complete(
-        ref: mt.PromptReference | mt.ResourceTemplateReference,
-        argument: mt.CompletionArgument,
-        context: mt.CompletionContext | None,
-    ) -> list[str]:
-        prefix = argument.value.lower()
-        if argument.name == "database":
+    async def complete(argument: str, value: str, given: Mapping[str, str]) -> list[str]:
+        prefix = value.lower()
+        if argument == "database":
             return [alias for alias in databases.aliases if alias.lower().startswith(prefix)]
-        if argument.name == "table":
-            chosen = (context.arguments or {}).get("database") if context else None
+        if argument == "table":
+            chosen = given.get("database")
             try:
                 databases.resolve(chosen)
             except Exception:
                 return []  # no such database (yet): nothing to complete
             return await databases.table_names(chosen, prefix)
         return []
+
+    complete_arguments(server, complete)

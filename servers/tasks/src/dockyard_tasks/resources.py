@@ -10,14 +10,14 @@ Completions offer project keys, task ids, assignees and statuses from the data.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-import mcp.types as mt
 from fastmcp import FastMCP
 from fastmcp.resources import Resource
 from fastmcp.server.providers import Provider
 
 from dockyard_shared.offload import run_in_thread
+from dockyard_shared.server import complete_arguments
 
 from .notify import SUMMARY_URI, project_uri
 from .store import TaskStore
@@ -92,19 +92,16 @@ def register(server: FastMCP, store: TaskStore) -> None:
 
     server.add_provider(ProjectResources(store))
 
-    @server.completion
-    async def complete(
-        ref: mt.PromptReference | mt.ResourceTemplateReference,
-        argument: mt.CompletionArgument,
-        context: mt.CompletionContext | None,
-    ) -> list[str]:
-        value = argument.value[:40]
-        if argument.name in ("key", "project"):
+    async def complete(argument: str, typed: str, given: Mapping[str, str]) -> list[str]:
+        value = typed[:40]
+        if argument in ("key", "project"):
             return await run_in_thread(lambda: store.project_keys(value))
-        if argument.name in ("task_id", "blocked_by", "parent"):
+        if argument in ("task_id", "blocked_by", "parent"):
             return await run_in_thread(lambda: store.task_ids(value))
-        if argument.name == "assignee":
+        if argument == "assignee":
             return await run_in_thread(lambda: store.assignees(value))
-        if argument.name in ("status", "new_status"):
+        if argument in ("status", "new_status"):
             return [s for s in STATUSES if s.startswith(value.lower())]
         return []
+
+    complete_arguments(server, complete)
