@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
 
 from dockyard_shared.runner import ServerEntry, run_server
 
@@ -119,15 +118,7 @@ def build(args: argparse.Namespace):
     return create_server(settings_from(args))
 
 
-@dataclass(frozen=True)
-class GitEntry(ServerEntry):
-    def default_server(self):
-        """What ``dockyard serve all`` serves: the current directory (the demo serves this checkout), as
-        its clients share no roots."""
-        return self.build(self.parser(with_runner=False).parse_args(["--root", os.getcwd()]))
-
-
-entry = GitEntry(
+entry = ServerEntry(
     name="git",
     summary=SUMMARY,
     build=build,
@@ -135,6 +126,9 @@ entry = GitEntry(
     # A host config must name the folders: a desktop host sends no roots, and its working directory is
     # often / or the app's own folder.
     config_args=("--root", "/ABSOLUTE/PATH/TO/YOUR/REPOSITORIES"),
+    # `dockyard serve all` serves the current directory (the demo serves this checkout): its clients share
+    # no roots.
+    serve_all_args=lambda: ("--root", os.getcwd()),
     toolsets=TOOLSETS,
 )
 
