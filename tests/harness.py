@@ -83,6 +83,22 @@ class Launch:
         # fastmcp stdio transport would otherwise pass only a handful of variables.
         return {**os.environ, "FASTMCP_CHECK_FOR_UPDATES": "off", **self.env}
 
+    def run(
+        self, *extra: str, unset: tuple[str, ...] = (), timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the server to its exit (a refused start-up, ``--help``) with stdin closed; its output as text.
+        ``unset`` names environment variables the child must not inherit."""
+        environment = {k: v for k, v in self.environment().items() if k not in unset}
+        return subprocess.run(
+            [*self.command(), *extra],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=environment,
+            cwd=self.cwd,
+            stdin=subprocess.DEVNULL,
+        )
+
 
 @dataclass(frozen=True)
 class ToolOutcome:

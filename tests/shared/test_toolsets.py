@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from dockyard_shared import InvalidArgument
@@ -118,15 +116,7 @@ def test_enabling_adds_a_toolset_to_whatever_was_asked_for():
 
 
 def test_a_process_started_with_an_unknown_toolset_exits_2_naming_the_valid_ones(toy_launch):
-    result = subprocess.run(
-        [*toy_launch.command(), "--toolsets", "nope"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=toy_launch.cwd,
-        env=toy_launch.environment(),
-        stdin=subprocess.DEVNULL,
-    )
+    result = toy_launch.run("--toolsets", "nope")
     assert result.returncode == 2
     assert "Unknown toolset 'nope'" in result.stderr and "read, write" in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from tests.harness import ERAS, Launch, http_server, open_session
@@ -12,19 +10,8 @@ from tests.sqlite.helpers import file_digest
 pytestmark = pytest.mark.slow
 
 
-def run(launch: Launch, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*launch.command(), *extra],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=launch.environment(),
-        stdin=subprocess.DEVNULL,
-    )
-
-
 def test_a_missing_database_file_stops_start_up_with_a_clear_message(sqlite_launch, tmp_path):
-    result = run(sqlite_launch("--db", str(tmp_path / "nope.db")))
+    result = sqlite_launch("--db", str(tmp_path / "nope.db")).run()
     assert result.returncode == 2
     assert "does not exist" in result.stderr and "--allow-write --create" in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
@@ -34,7 +21,7 @@ def test_a_missing_database_file_stops_start_up_with_a_clear_message(sqlite_laun
 def test_a_corrupt_database_file_stops_start_up_with_a_clear_message(sqlite_launch, tmp_path):
     path = tmp_path / "junk.db"
     path.write_bytes(b"\x00junk" * 1000)
-    result = run(sqlite_launch("--db", str(path)))
+    result = sqlite_launch("--db", str(path)).run()
     assert result.returncode == 2 and "not a valid SQLite database" in result.stderr
 
 
@@ -89,6 +76,6 @@ async def test_http_serves_the_generated_demo_database(demo_over_http, era):
 
 
 def test_help_documents_the_server_flags(sqlite_launch):
-    result = run(sqlite_launch(), "--help")
+    result = sqlite_launch().run("--help")
     for flag in ("--db", "--demo", "--allow-write", "--create", "--max-rows", "--timeout-ms", "--transport"):
         assert flag in result.stdout

@@ -4,7 +4,6 @@ alone and as two replicas sharing one PostgreSQL database."""
 from __future__ import annotations
 
 import json
-import subprocess
 
 import httpx
 import pytest
@@ -20,17 +19,6 @@ from tests.harness import ERAS, LEGACY, MODERN, Launch, http_server, open_sessio
 from tests.tasks.helpers import Inbox, tasks_launch
 
 pytestmark = pytest.mark.slow
-
-
-def run(launch: Launch, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*launch.command(), *extra],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=launch.environment(),
-        stdin=subprocess.DEVNULL,
-    )
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -65,7 +53,7 @@ def test_a_database_from_a_newer_release_stops_start_up_clearly(sqlite_url):
     with engine.begin() as connection:
         connection.execute(text("UPDATE alembic_version SET version_num = '0099'"))
     engine.dispose()
-    result = run(tasks_launch(sqlite_url))
+    result = tasks_launch(sqlite_url).run()
     assert result.returncode == 2
     assert "schema revision '0099'" in result.stderr and "Upgrade dockyard-tasks" in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
@@ -92,7 +80,7 @@ async def test_an_older_database_is_upgraded_in_place_when_the_server_starts(sql
 
 
 def test_a_bad_database_url_stops_start_up_clearly():
-    result = run(tasks_launch("mysql://db/tasks"))
+    result = tasks_launch("mysql://db/tasks").run()
     assert result.returncode == 2 and "not supported" in result.stderr and "Traceback" not in result.stderr
 
 
@@ -137,13 +125,8 @@ def test_a_lan_bind_is_allowed_with_actor_tokens_and_refused_without_any_token(s
     assert not tasks_entry.authenticates(plain)
     assert not authenticate_themselves({"tasks": tasks_entry.build(plain)})
     launch = tasks_launch(sqlite_url)
-    refused = subprocess.run(
-        [*launch.command(), "--transport", "http", "--host", "0.0.0.0", "--port", "8765"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={k: v for k, v in launch.environment().items() if k != "DOCKYARD_AUTH_TOKEN"},
-        stdin=subprocess.DEVNULL,
+    refused = launch.run(
+        "--transport", "http", "--host", "0.0.0.0", "--port", "8765", unset=("DOCKYARD_AUTH_TOKEN",)
     )
     assert refused.returncode == 2 and "Refusing to serve on 0.0.0.0" in refused.stderr
     assert "--actors" in refused.stderr and refused.stdout == ""
