@@ -111,11 +111,18 @@ def test_the_breaker_opens_after_consecutive_failures_and_refuses_until_the_cool
     assert breaker.retry_in() == pytest.approx(20)
 
 
-def test_after_the_cooldown_one_trial_goes_and_its_success_closes_the_circuit():
-    clock = ManualClock()
-    breaker = CircuitBreaker(threshold=1, cooldown=30, clock=clock)
+def opened_by_one_failure(cooldown: float, clock: ManualClock) -> CircuitBreaker:
+    """A breaker whose circuit a single failed request has just opened."""
+    breaker = CircuitBreaker(threshold=1, cooldown=cooldown, clock=clock)
     breaker.before_request()
     breaker.record_failure()
+    assert breaker.state is BreakerState.OPEN
+    return breaker
+
+
+def test_after_the_cooldown_one_trial_goes_and_its_success_closes_the_circuit():
+    clock = ManualClock()
+    breaker = opened_by_one_failure(cooldown=30, clock=clock)
     clock.advance(30)
     assert breaker.state is BreakerState.HALF_OPEN
     breaker.before_request()  # the trial
@@ -128,9 +135,7 @@ def test_after_the_cooldown_one_trial_goes_and_its_success_closes_the_circuit():
 
 def test_a_failed_trial_opens_the_circuit_for_another_cooldown():
     clock = ManualClock()
-    breaker = CircuitBreaker(threshold=1, cooldown=30, clock=clock)
-    breaker.before_request()
-    breaker.record_failure()
+    breaker = opened_by_one_failure(cooldown=30, clock=clock)
     clock.advance(31)
     breaker.before_request()
     breaker.record_failure()
@@ -139,9 +144,7 @@ def test_a_failed_trial_opens_the_circuit_for_another_cooldown():
 
 def test_a_failure_reported_while_open_does_not_extend_the_cooldown():
     clock = ManualClock()
-    breaker = CircuitBreaker(threshold=1, cooldown=30, clock=clock)
-    breaker.before_request()
-    breaker.record_failure()
+    breaker = opened_by_one_failure(cooldown=30, clock=clock)
     clock.advance(20)
     breaker.record_failure()  # a request that started before the circuit opened
     assert breaker.retry_in() == pytest.approx(10)
@@ -149,9 +152,7 @@ def test_a_failure_reported_while_open_does_not_extend_the_cooldown():
 
 def test_a_cancelled_trial_lets_the_next_request_be_the_trial():
     clock = ManualClock()
-    breaker = CircuitBreaker(threshold=1, cooldown=5, clock=clock)
-    breaker.before_request()
-    breaker.record_failure()
+    breaker = opened_by_one_failure(cooldown=5, clock=clock)
     clock.advance(5)
     breaker.before_request()
     breaker.release_trial()
