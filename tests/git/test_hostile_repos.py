@@ -16,7 +16,7 @@ from dockyard_git.gitcmd import GitRunner
 from dockyard_git.worktree_links import LinkedFolders
 from dockyard_shared import PermissionDenied
 from tests.git.helpers import git, make_repo, make_server
-from tests.git.test_safety import exercise, fired, secret_repository
+from tests.git.test_safety import assert_refused_beside_normal, exercise, fired, secret_repository
 from tests.harness import open_session
 
 # -- submodules ----------------------------------------------------------------------------------
@@ -283,13 +283,7 @@ async def test_a_loose_object_file_linking_outside_the_roots_is_refused(tmp_path
     plant_loose_object_link(planted, private, secret)
     (planted / ".git" / "HEAD").write_text("ref: refs/heads/secret\n")
     assert "TOP SECRET" in git(planted, "cat-file", "-p", secret)  # plain git reads it
-    async with open_session(make_server(root, allow_write=True)) as session:
-        listing = (await session.call_ok("git_repositories")).data["repositories"]
-        refused = await session.call_error("git_log", {"repo_path": str(planted)})
-        everything = await exercise(session, planted, writes=True)
-    assert {r["name"] for r in listing} == {"normal"}
-    assert refused.startswith("Error (permission_denied)") and "outside the folders" in refused, refused
-    assert "TOP SECRET" not in everything and secret not in everything
+    await assert_refused_beside_normal(root, planted, secret)
 
 
 async def test_a_loose_object_link_planted_after_the_first_call_is_refused(tmp_path):

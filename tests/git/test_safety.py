@@ -469,6 +469,18 @@ def plant_reader(planted: Path, private: Path, secret: str, how: str) -> None:
     (planted / ".git" / "HEAD").write_text("ref: refs/heads/secret\n")
 
 
+async def assert_refused_beside_normal(root: Path, planted: Path, secret: str) -> None:
+    """Served under ``root`` beside ``normal``, the ``planted`` repository is neither listed nor served, and
+    nothing any tool answers about it shows the ``secret`` commit."""
+    async with open_session(make_server(root, allow_write=True)) as session:
+        listing = (await session.call_ok("git_repositories")).data["repositories"]
+        refused = await session.call_error("git_log", {"repo_path": str(planted)})
+        everything = await exercise(session, planted, writes=True)
+    assert {r["name"] for r in listing} == {"normal"}
+    assert refused.startswith("Error (permission_denied)") and "outside the folders" in refused, refused
+    assert "TOP SECRET" not in everything and secret not in everything
+
+
 @pytest.mark.parametrize(
     "how", ["commondir", "alternates", "objects link", "pack link", "loose-object folder link"]
 )
@@ -481,13 +493,7 @@ async def test_a_repository_reading_git_data_outside_the_roots_is_refused(tmp_pa
     # Plain git would show it (one linked loose-object folder holds the commit, not always its parent).
     shown = git(planted, "cat-file", "-p", secret) if how.startswith("loose") else git(planted, "log", "-1")
     assert "TOP SECRET" in shown
-    async with open_session(make_server(root, allow_write=True)) as session:
-        listing = (await session.call_ok("git_repositories")).data["repositories"]
-        refused = await session.call_error("git_log", {"repo_path": str(planted)})
-        everything = await exercise(session, planted, writes=True)
-    assert {r["name"] for r in listing} == {"normal"}
-    assert refused.startswith("Error (permission_denied)") and "outside the folders" in refused, refused
-    assert "TOP SECRET" not in everything and secret not in everything
+    await assert_refused_beside_normal(root, planted, secret)
 
 
 @pytest.mark.parametrize("how", ["alternates", "pack link"])
