@@ -16,6 +16,11 @@ def database_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'tasks.db'}"
         return
+    yield from fresh_postgres_schema()
+
+
+def fresh_postgres_schema() -> Iterator[str]:
+    """A schema of its own on the test PostgreSQL for one test, or a skip that says why there is none."""
     reason = postgres_unavailable()
     if reason:
         pytest.skip(reason)
@@ -25,11 +30,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
 
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
-    reason = postgres_unavailable()
-    if reason:
-        pytest.skip(reason)
-    with postgres_schema() as url:
-        yield url
+    yield from fresh_postgres_schema()
 
 
 @pytest.fixture
