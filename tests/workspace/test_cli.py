@@ -135,6 +135,11 @@ async def test_serve_all_serves_every_server_at_its_own_path(log_dir, tmp_path):
                     tools = await session.list_tools()
                     assert tools, f"{name} lists no tools"
                     assert all(tool.name for tool in tools)
+                    if name == "tasks":  # a working tracker: the sample project, on a demo file of its own
+                        projects = (await session.call_ok("list_projects")).data["projects"]
+                        assert [p["key"] for p in projects] == ["TASK"]
+    assert (tmp_path / "dockyard" / "tasks" / "demo.db").exists()
+    assert not (tmp_path / "dockyard" / "tasks" / "tasks.db").exists()
 
 
 @pytest.mark.parametrize("target", ["all", *list(INSTALLED)[:1]])

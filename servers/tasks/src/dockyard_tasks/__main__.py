@@ -6,7 +6,7 @@ import argparse
 
 from dockyard_shared.runner import ServerEntry, run_server
 
-from .settings import TOOLSETS, add_arguments
+from .settings import TOOLSETS, add_arguments, demo_database_url
 
 SUMMARY = "A shared project task tracker on SQLite or PostgreSQL: tasks, history, subscriptions."
 
@@ -25,6 +25,8 @@ entry = ServerEntry(
     build=build,
     add_arguments=add_arguments,
     toolsets=TOOLSETS,
+    # `dockyard serve all` shows a working tracker (the sample project TASK) without touching the user's own.
+    serve_all_args=lambda: ("--database-url", demo_database_url(), "--demo"),
     # --actors makes the server verify each caller's token (ActorTokens), so it may bind a LAN address.
     authenticates=lambda args: bool(getattr(args, "actors", None)),
 )

@@ -21,7 +21,16 @@ if TYPE_CHECKING:
 # The entry point imports this module (and so does `dockyard list`): the store, SQLAlchemy and Alembic
 # are imported only when a server is built (settings_from, create_server).
 
-__all__ = ["ACTORS_ENV", "READ", "TOOLSETS", "WRITE", "Settings", "default_database_url", "settings_from"]
+__all__ = [
+    "ACTORS_ENV",
+    "READ",
+    "TOOLSETS",
+    "WRITE",
+    "Settings",
+    "default_database_url",
+    "demo_database_url",
+    "settings_from",
+]
 
 READ = Toolset("read", "projects, tasks, the next task, the change feed, exports", read_only=True)
 WRITE = Toolset("write", "create, update, comment, link, import; delete asks the user first", read_only=False)
@@ -45,6 +54,11 @@ class Settings:
 def default_database_url() -> str:
     """The embedded default: a SQLite file in the user's data directory."""
     return f"sqlite:///{user_data_dir('tasks') / 'tasks.db'}"
+
+
+def demo_database_url() -> str:
+    """The sample tracker ``dockyard serve all`` serves, apart from the user's own (as sqlite's demo is)."""
+    return f"sqlite:///{user_data_dir('tasks') / 'demo.db'}"
 
 
 def _default_actor() -> str:
