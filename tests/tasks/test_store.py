@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import datetime
+from datetime import date, datetime
 
 import pytest
 
@@ -122,6 +122,10 @@ def test_pages_cover_every_task_once_in_every_sort(store):
     for sort in ("created", "priority", "due", "updated"):
         every = all_pages(store, TaskFilter(sort=sort), limit=4)
         assert sorted(every) == sorted(created), sort
+    dated = all_pages(store, TaskFilter(sort="due", due_after=date(2026, 2, 1)), limit=3)
+    dues = [store.get_task(i).due for i in dated]
+    assert len(dated) == len(set(dated)) == sum(1 for i in range(23) if i % 3 and i % 5) == len(dues)
+    assert dues == sorted(dues)  # by due date across the pages (ties by creation)
     by_priority = all_pages(store, TaskFilter(sort="priority"), limit=5)
     ranks = [store.get_task(i).priority for i in by_priority]
     order = ["urgent", "high", "medium", "low"]

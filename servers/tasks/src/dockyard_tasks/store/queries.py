@@ -189,10 +189,17 @@ def project_info(session: Session, key: str) -> ProjectInfo:
 # -- list_tasks ----------------------------------------------------------------------------------------
 
 
-def _sort_columns(sort: str) -> tuple[list[Any], bool]:
+def _sort_columns(query: TaskFilter) -> tuple[list[Any], bool]:
     """The keyset columns of a sort (the last is always the id) and whether it runs descending."""
+    sort = query.sort
     if sort == "priority":
         return [Task.priority, Task.id], False
+    if sort == "due" and (query.due_before is not None or query.due_after is not None):
+        # A due filter leaves no task without a date, so the (due_date, id) index gives the order and
+        # the page stops after its rows; ordering by the COALESCE below sorted every match first
+        # (15 ms: 9,648 dated tasks checked for the label, 1,223 matches sorted, of 100,000). The
+        # values, and so the cursors, are the same.
+        return [Task.due_date, Task.id], False
     if sort == "due":
         return [func.coalesce(Task.due_date, FAR_FUTURE), Task.id], False
     if sort == "updated":
@@ -248,7 +255,7 @@ def _filtered(session: Session, query: TaskFilter, statement: Select) -> Select:
 def list_tasks(
     session: Session, query: TaskFilter, *, limit: int, max_chars: int, full: bool, cursor: str | None
 ) -> TaskPage:
-    columns, descending = _sort_columns(query.sort)
+    columns, descending = _sort_columns(query)
     # No join with projects here: SQLite would then drive the query from the 20 projects and scan every
     # task of each; the keys of the page's projects are looked up afterwards instead.
     statement = select(
