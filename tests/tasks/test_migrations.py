@@ -57,6 +57,7 @@ def test_a_database_of_the_first_release_upgrades_in_place_keeping_everything(da
 
     store = TaskStore(database_url)  # start-up upgrades
     assert [store.get_task(t).title for t in ("OLD-1", "OLD-2")] == ["old task 1", "old task 2"]
+    assert store.summary().by_project == {"OLD": {"total": 2, "todo": 2}}  # counts filled in (0004)
     old_changes = store.changes_since(None).changes
     assert [(c.task, c.action, c.revision) for c in old_changes] == [
         ("OLD-1", "created", 1),

@@ -241,13 +241,19 @@ class TaskStore:
         """Computed by SQL aggregation; kept until the next change (any replica's) or the next day."""
         key = parse_project_key(project) if project else None
         today = self.clock().date()
-        with self._reading() as s:
-            revision = feed.current_revision(s)
+        with self._reading_connection() as connection:
+            revision = feed.current_revision(connection)
             cache_key = (key, today, revision)
             kept = self._summary_cache.get(cache_key)
             if kept is not None:
                 return kept
-            result = summary.summary(s, today=today, project=key, max_groups=self.limits.summary_groups)
+            result = summary.summary(
+                connection,
+                today=today,
+                project=key,
+                max_groups=self.limits.summary_groups,
+                revision=revision,
+            )
         if len(self._summary_cache) > 64:
             self._summary_cache.clear()
         self._summary_cache[cache_key] = result

@@ -7,7 +7,7 @@ carry it from one replica to another.
 
 from __future__ import annotations
 
-from sqlalchemy import literal, select, tuple_
+from sqlalchemy import Connection, literal, select, tuple_
 from sqlalchemy.orm import Session
 
 from dockyard_shared import InvalidArgument, bound_items
@@ -66,5 +66,8 @@ def changes_since(session: Session, cursor: str | None, *, project: str | None, 
     )
 
 
-def current_revision(session: Session) -> int:
-    return session.scalar(select(Feed.revision).where(Feed.id == 1)) or 0
+_REVISION = select(Feed.revision).where(Feed.id == 1)
+
+
+def current_revision(session: Session | Connection) -> int:
+    return session.scalar(_REVISION) or 0

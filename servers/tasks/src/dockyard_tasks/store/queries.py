@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, case, exists, func, literal, or_, select, tuple_
+from sqlalchemy import Connection, Select, and_, bindparam, case, exists, func, literal, or_, select, tuple_
 from sqlalchemy.orm import Session, aliased
 
 from dockyard_shared import InvalidArgument, NotFound, bound_items, decode_cursor, did_you_mean, encode_cursor
@@ -27,7 +27,7 @@ from ..models import (
 )
 from .history import iso
 from .rules import OPEN, TaskRef, format_task_id, priority_name, task_not_found
-from .schema import Dependency, Label, Project, Task
+from .schema import Dependency, Label, Project, Task, TaskCount
 
 __all__ = [
     "TaskFilter",
@@ -36,6 +36,7 @@ __all__ = [
     "list_projects",
     "list_tasks",
     "next_task",
+    "project_id_of",
     "project_info",
 ]
 
@@ -64,15 +65,30 @@ class TaskFilter:
 # -- lookups ---------------------------------------------------------------------------------------
 
 
+def _project_not_found(session: Session | Connection, key: str) -> NotFound:
+    keys = session.scalars(select(Project.key).order_by(Project.key).limit(200)).all()
+    hint = did_you_mean(key, keys, kind="project key") if keys else "There are no projects yet."
+    return NotFound(
+        f"Project {key} does not exist.", next_step=f"{hint} Use list_projects to see the projects."
+    )
+
+
 def find_project(session: Session, key: str) -> Project:
     project = session.scalars(select(Project).where(Project.key == key)).one_or_none()
     if project is None:
-        keys = session.scalars(select(Project.key).order_by(Project.key).limit(200)).all()
-        hint = did_you_mean(key, keys, kind="project key") if keys else "There are no projects yet."
-        raise NotFound(
-            f"Project {key} does not exist.", next_step=f"{hint} Use list_projects to see the projects."
-        )
+        raise _project_not_found(session, key)
     return project
+
+
+_PROJECT_ID = select(Project.id).where(Project.key == bindparam("key"))
+
+
+def project_id_of(connection: Session | Connection, key: str) -> int:
+    """The database id of a project (a prebuilt Core statement: no ORM object to load)."""
+    project_id = connection.scalar(_PROJECT_ID, {"key": key})
+    if project_id is None:
+        raise _project_not_found(connection, key)
+    return project_id
 
 
 def find_task(session: Session, ref: TaskRef, *, lock: bool = False) -> tuple[Task, str]:
@@ -136,16 +152,18 @@ def open_blockers(session: Session, task_id: int) -> list[RelatedTask]:
 # -- projects ----------------------------------------------------------------------------------------
 
 
+def _counts_by_project(scope: Any = None) -> Select:
+    """Tasks and open tasks per project, from task_counts (kept by triggers; see schema.TaskCount)."""
+    statement = select(
+        TaskCount.project_id,
+        func.sum(TaskCount.tasks).label("tasks"),
+        func.sum(case((TaskCount.status.in_(OPEN), TaskCount.tasks), else_=0)).label("open"),
+    ).group_by(TaskCount.project_id)
+    return statement if scope is None else statement.where(scope)
+
+
 def list_projects(session: Session, *, limit: int) -> ProjectList:
-    counts = (
-        select(
-            Task.project_id,
-            func.count().label("tasks"),
-            func.sum(case((Task.status.in_(OPEN), 1), else_=0)).label("open"),
-        )
-        .group_by(Task.project_id)
-        .subquery()
-    )
+    counts = _counts_by_project().subquery()
     rows = session.execute(
         select(Project, func.coalesce(counts.c.tasks, 0), func.coalesce(counts.c.open, 0))
         .outerjoin(counts, counts.c.project_id == Project.id)
@@ -171,16 +189,13 @@ def list_projects(session: Session, *, limit: int) -> ProjectList:
 
 def project_info(session: Session, key: str) -> ProjectInfo:
     project = find_project(session, key)
-    tasks, open_ = session.execute(
-        select(func.count(), func.sum(case((Task.status.in_(OPEN), 1), else_=0))).where(
-            Task.project_id == project.id
-        )
-    ).one()
+    counted = session.execute(_counts_by_project(TaskCount.project_id == project.id)).one_or_none()
+    tasks, open_ = (counted.tasks, counted.open) if counted else (0, 0)
     return ProjectInfo(
         key=project.key,
         name=project.name,
         description=project.description,
-        tasks=tasks or 0,
+        tasks=int(tasks or 0),
         open=int(open_ or 0),
         created_at=iso(project.created_at) or "",
     )
@@ -227,7 +242,7 @@ def _decoded_key(sort: str, values: list[Any]) -> list[Any]:
 
 def _filtered(session: Session, query: TaskFilter, statement: Select) -> Select:
     if query.project is not None:
-        statement = statement.where(Task.project_id == find_project(session, query.project).id)
+        statement = statement.where(Task.project_id == project_id_of(session, query.project))
     if query.statuses:
         statement = statement.where(Task.status.in_(query.statuses))
     if query.assignee is not None:

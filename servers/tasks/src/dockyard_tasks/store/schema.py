@@ -27,7 +27,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from .rules import PRIORITIES, STATUSES
 
-__all__ = ["Activity", "Base", "Comment", "Dependency", "Feed", "Label", "Project", "Task"]
+__all__ = ["Activity", "Base", "Comment", "Dependency", "Feed", "Label", "Project", "Task", "TaskCount"]
 
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -91,6 +91,21 @@ class Task(Base):
     created_by: Mapped[str] = mapped_column(String(100))
     # Bumped by every change; update_task's expected_version compares against it.
     version: Mapped[int] = mapped_column(Integer, default=1)
+
+
+class TaskCount(Base):
+    """How many tasks a project has in a status for an assignee ('' for none): the summary's numbers.
+
+    Kept by triggers on ``tasks`` (migration 0004), in the transaction of each change, whoever makes
+    it; never written by this code. Rows that fell to zero stay, with ``tasks`` 0.
+    """
+
+    __tablename__ = "task_counts"
+
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id"), primary_key=True)
+    status: Mapped[str] = mapped_column(String(20), primary_key=True)
+    assignee: Mapped[str] = mapped_column(String(100), primary_key=True)
+    tasks: Mapped[int] = mapped_column(Integer)
 
 
 class Label(Base):

@@ -1,0 +1,83 @@
+"""The task counts the summary and list_projects read (task_counts, kept by triggers on tasks): after
+every kind of write, and under writers racing in opposite directions, they equal a count of the rows."""
+
+from __future__ import annotations
+
+import threading
+
+from sqlalchemy import text
+
+from dockyard_shared import Conflict
+from dockyard_tasks.store import TaskChanges, TaskDraft, TaskStore
+from tests.tasks.test_transfer import build_project, whole_export
+
+COUNTED_ROWS = text(
+    "SELECT project_id, status, COALESCE(assignee, ''), COUNT(*) FROM tasks "
+    "GROUP BY project_id, status, COALESCE(assignee, '')"
+)
+KEPT = text("SELECT project_id, status, assignee, tasks FROM task_counts WHERE tasks <> 0")
+
+
+def assert_counts_exact(store: TaskStore) -> None:
+    with store.engine.connect() as connection:
+        counted = {tuple(row[:3]): row[3] for row in connection.execute(COUNTED_ROWS)}
+        kept = {tuple(row[:3]): row[3] for row in connection.execute(KEPT)}
+    assert kept == counted
+
+
+def test_the_kept_counts_equal_a_count_of_the_tasks_after_every_kind_of_write(store):
+    build_project(store)  # batches, a parent, blockers, a status change, comments, a deletion
+    assert_counts_exact(store)
+    store.update_task("WEB-1", TaskChanges(assignee="cy", status="blocked"), actor="ann")
+    store.update_task("WEB-2", TaskChanges(assignee=""), actor="ann")
+    store.update_task("WEB-3", TaskChanges(title="renamed", due="2026-01-01"), actor="ann")
+    store.set_status("OPS-1", "cancelled", actor="ann")
+    assert_counts_exact(store)
+    store.import_project(whole_export(store, "WEB"), actor="ann", key="COPY")
+    store.delete_task("WEB-1", actor="ann")  # detaches a subtask: its parent changes, not its count
+    assert_counts_exact(store)
+    summary, projects = store.summary(), {p.key: p for p in store.list_projects().projects}
+    assert summary.total == sum(p.tasks for p in projects.values()) == 6
+    assert summary.by_assignee == {"": 5, "cy": 1}
+    assert (projects["WEB"].tasks, projects["WEB"].open) == (2, 2)
+    assert (projects["OPS"].tasks, projects["OPS"].open) == (1, 0)
+    assert store.project("COPY").tasks == 3
+
+
+def test_kept_counts_stay_exact_while_writers_move_tasks_in_opposite_directions(database_url):
+    """Each writer flips the same tasks between in_progress and blocked, starting from opposite ends, so
+    two transactions often move a count row each way at once (the case that could deadlock)."""
+    store = TaskStore(database_url, pool_size=10)
+    store.create_project("WEB", "Web", actor="ann")
+    ids = [
+        item.id
+        for item in store.create_tasks(
+            [TaskDraft(project="WEB", title=f"t{i}", status="in_progress", assignee="bob") for i in range(6)],
+            actor="ann",
+        ).created
+    ]
+    failures: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        order = ids if n % 2 else list(reversed(ids))
+        try:
+            for round_ in range(4):
+                for task_id in order:
+                    status = ("blocked", "in_progress")[(round_ + n) % 2]
+                    try:
+                        store.set_status(task_id, status, actor=f"w{n}")
+                    except Conflict as conflict:
+                        assert conflict.retryable, conflict
+        except BaseException as error:
+            failures.append(error)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert_counts_exact(store)
+    by_status = store.summary().by_status
+    assert by_status["in_progress"] + by_status["blocked"] == 6
+    store.close()
