@@ -8,7 +8,7 @@ import threading
 from sqlalchemy import text
 
 from dockyard_shared import Conflict
-from dockyard_tasks.store import TaskChanges, TaskDraft, TaskStore
+from dockyard_tasks.store import StoreLimits, TaskChanges, TaskDraft, TaskStore
 from tests.tasks.test_transfer import build_project, whole_export
 
 COUNTED_ROWS = text(
@@ -80,4 +80,20 @@ def test_kept_counts_stay_exact_while_writers_move_tasks_in_opposite_directions(
     assert_counts_exact(store)
     by_status = store.summary().by_status
     assert by_status["in_progress"] + by_status["blocked"] == 6
+    store.close()
+
+
+def test_a_summary_shows_the_largest_groups_and_says_what_it_left_out(database_url):
+    store = TaskStore(database_url, limits=StoreLimits(summary_groups=2))
+    for key, assignees in (("AAA", ["ann", "bob", "bob"]), ("BBB", ["cy", "bob"]), ("CCC", ["cy"])):
+        store.create_project(key, key, actor="ann")
+        store.create_tasks([TaskDraft(project=key, title="t", assignee=a) for a in assignees], actor="ann")
+    summary = store.summary()
+    assert summary.total == 6
+    assert summary.by_assignee == {"bob": 3, "cy": 2}
+    assert summary.by_project == {"AAA": {"total": 3, "todo": 3}, "BBB": {"total": 2, "todo": 2}}
+    assert summary.note == (
+        "by_assignee shows the 2 assignees with the most tasks; by_project shows the first 2 projects by key."
+    )
+    assert store.summary("BBB").by_assignee == {"bob": 1, "cy": 1}
     store.close()

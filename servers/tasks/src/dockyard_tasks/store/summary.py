@@ -1,16 +1,17 @@
 """The summary: counts by status, assignee and project, and overdue work, by SQL aggregation.
 
-The counts come from ``task_counts`` (kept by triggers as tasks change, migration 0004): at most
-projects × statuses × assignees rows, whatever the number of tasks, instead of a grouped scan of every
-task after each write. Overdue depends on the day, so it is counted from the (status, due_date) index.
+The counts come from ``task_counts`` (kept by triggers as tasks change, migration 0004): sums over at
+most projects × statuses × assignees rows, whatever the number of tasks, instead of a grouped scan of
+every task after each write. Overdue depends on the day, so it is counted from the (status, due_date) index.
 The statements are built once (as in detail.py) and run on a plain connection.
 """
 
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, select
+from sqlalchemy import Connection, Select, bindparam, func, select
 
 from ..models import Summary
 from .queries import project_id_of
@@ -19,13 +20,41 @@ from .schema import Project, Task, TaskCount
 
 __all__ = ["summary"]
 
-_COUNTS = select(TaskCount.project_id, TaskCount.status, TaskCount.assignee, TaskCount.tasks).where(
-    TaskCount.tasks > 0
-)
-_PROJECT_COUNTS = _COUNTS.where(TaskCount.project_id == bindparam("project_id"))
-_KEYS = select(Project.id, Project.key)
-_OVERDUE = select(func.count()).where(Task.status.in_(OPEN), Task.due_date < bindparam("today"))
-_PROJECT_OVERDUE = _OVERDUE.where(Task.project_id == bindparam("project_id"))
+_TASKS = func.sum(TaskCount.tasks)
+
+
+def _statements(scope: Any) -> tuple[Select, Select, Select, Select]:
+    """By status, by assignee (most tasks first, one more than shown: was the list cut?), by project
+    and status, and overdue; ``scope`` narrows them to one project (or is None)."""
+    where = [] if scope is None else [scope == bindparam("project_id")]
+    by_status = select(TaskCount.status, _TASKS).where(*where).group_by(TaskCount.status)
+    by_assignee = (
+        select(TaskCount.assignee, _TASKS)
+        .where(*where)
+        .group_by(TaskCount.assignee)
+        .having(_TASKS > 0)
+        .order_by(_TASKS.desc(), TaskCount.assignee)
+        .limit(bindparam("groups"))
+    )
+    by_project = (
+        select(Project.key, TaskCount.status, _TASKS)
+        .join(Project, Project.id == TaskCount.project_id)
+        .where(*where)
+        .group_by(Project.key, TaskCount.status)
+        .having(_TASKS > 0)
+    )
+    overdue = select(func.count()).where(
+        Task.status.in_(OPEN),
+        Task.due_date < bindparam("today"),
+        *([] if scope is None else [Task.project_id == bindparam("project_id")]),
+    )
+    return by_status, by_assignee, by_project, overdue
+
+
+# Sums over task_counts (a few hundred rows) in SQL, not folded row by row here: the fold of 1,100
+# rows cost ~3 ms of Python per summary.
+_EVERY = _statements(None)
+_ONE = _statements(TaskCount.project_id)
 
 
 def summary(
@@ -33,29 +62,25 @@ def summary(
 ) -> Summary:
     """Totals by status, assignee and project, overdue and blocked, read in the caller's transaction
     (the one that read ``revision``, so the numbers are those of that revision)."""
-    if project is None:
-        groups = connection.execute(_COUNTS).all()
-        overdue = connection.scalar(_OVERDUE, {"today": today})
-    else:
-        scope = {"project_id": project_id_of(connection, project), "today": today}
-        groups = connection.execute(_PROJECT_COUNTS, scope).all()
-        overdue = connection.scalar(_PROJECT_OVERDUE, scope)
-    keys = dict(connection.execute(_KEYS).all())
+    parameters: dict[str, Any] = {"today": today, "groups": max_groups + 1}
+    if project is not None:
+        parameters["project_id"] = project_id_of(connection, project)
+    by_status_sql, by_assignee_sql, by_project_sql, overdue_sql = _EVERY if project is None else _ONE
     by_status = dict.fromkeys(STATUSES, 0)
-    assignees: dict[str, int] = {}
-    projects: dict[str, dict[str, int]] = {}
-    for project_id, status, assignee, count in groups:
-        by_status[status] += count
-        assignees[assignee] = assignees.get(assignee, 0) + count  # "" is no assignee, as before
-        counts = projects.setdefault(keys[project_id], {"total": 0})
-        counts[status] = counts.get(status, 0) + count
-        counts["total"] += count
-    ranked = sorted(assignees.items(), key=lambda item: (-item[1], item[0]))
+    by_status.update((status, int(count)) for status, count in connection.execute(by_status_sql, parameters))
+    # "" is no assignee, as before.
+    ranked = [(name, int(count)) for name, count in connection.execute(by_assignee_sql, parameters)]
+    overdue = connection.scalar(overdue_sql, parameters)
     notes = []
     if len(ranked) > max_groups:
         notes.append(f"by_assignee shows the {max_groups} assignees with the most tasks")
     by_project = None
     if project is None:
+        projects: dict[str, dict[str, int]] = {}
+        for key, status, count in connection.execute(by_project_sql):
+            counts = projects.setdefault(key, {"total": 0})
+            counts[status] = int(count)
+            counts["total"] += int(count)
         shown = sorted(projects)[:max_groups]
         if len(projects) > max_groups:
             notes.append(f"by_project shows the first {max_groups} projects by key")
