@@ -1,0 +1,130 @@
+"""One worker process (:mod:`dockyard_sqlite.worker`) and the pipes to it: length-prefixed pickled
+messages, each read under a deadline past which the process is killed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+from ..worker import loads
+from .errors import StatementStopped, WorkerDied
+from .limits import WorkerLimits
+
+__all__ = ["WorkerProcess"]
+
+# How long a new worker may take to start (imports, on a busy machine) before it counts as failed.
+_START_TIMEOUT_S = 30.0
+_HEADER_SIZE = 4
+
+
+class WorkerProcess:
+    """One worker process and the pipes to it."""
+
+    def __init__(self, limits: WorkerLimits) -> None:
+        environment = {
+            **os.environ,
+            "MALLOC_ARENA_MAX": "1",  # no 64 MiB arena reserved per thread
+            # Blocks of 1 MiB and more are mapped and unmapped on their own: a freed 16 MiB value
+            # gives its address space back instead of fragmenting the heap under RLIMIT_AS.
+            "MALLOC_MMAP_THRESHOLD_": str(1024 * 1024),
+        }
+        # -P: the current directory is not put on sys.path (nothing there can shadow our modules).
+        self.process = subprocess.Popen(
+            [sys.executable, "-P", "-m", "dockyard_sqlite.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=environment,
+            close_fds=True,
+        )
+        self.pid = self.process.pid
+        self._lock = threading.Lock()
+        self._alive = True
+        self.killed = False
+        self.databases: set[tuple] = set()  # opened here already: a lease prefers such a worker
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self._write_fd = self.process.stdin.fileno()
+        self._read_fd = self.process.stdout.fileno()
+        try:
+            self._send((limits.address_space, limits.heap))
+            ready = self._receive(time.monotonic() + _START_TIMEOUT_S)
+        except sqlite3.Error:
+            ready = None
+        if not (isinstance(ready, tuple) and ready[0] == "ready"):
+            self.reap()
+            raise WorkerDied()
+
+    @property
+    def alive(self) -> bool:
+        return self._alive
+
+    def kill(self) -> None:
+        """Kill the process (from any thread); a no-op once it has been reaped, so never another pid."""
+        with self._lock:
+            if self._alive:
+                self.killed = True
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, signal.SIGKILL)
+
+    def reap(self) -> None:
+        with self._lock:
+            if not self._alive:
+                return
+            self._alive = False
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()  # type: ignore[union-attr]
+
+    def send(self, message: tuple) -> None:
+        """Write one request; its reply is read later (:meth:`receive`), so requests can be pipelined."""
+        self._send(message)
+
+    def receive(self, stop_at: float) -> tuple[str, Any]:
+        """The next reply's status and payload. At ``stop_at`` (a monotonic time) without one the
+        process is killed and :class:`StatementStopped` raised."""
+        return self._receive(stop_at)
+
+    def _send(self, message: Any) -> None:
+        data = pickle.dumps(message, protocol=5)
+        view = memoryview(len(data).to_bytes(_HEADER_SIZE, "little") + data)
+        try:
+            while view:
+                view = view[os.write(self._write_fd, view) :]
+        except OSError:
+            raise self._lost() from None
+
+    def _receive(self, stop_at: float) -> Any:
+        header = self._read(_HEADER_SIZE, stop_at)
+        return loads(self._read(int.from_bytes(header, "little"), stop_at))
+
+    def _read(self, size: int, stop_at: float) -> bytes:
+        chunks = []
+        while size:
+            remaining = stop_at - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                raise self._lost()
+            ready, _, _ = select.select([self._read_fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(self._read_fd, min(size, 1 << 20))
+            if not chunk:
+                raise self._lost()
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def _lost(self) -> sqlite3.Error:
+        self.reap()
+        return StatementStopped() if self.killed else WorkerDied()
