@@ -29,7 +29,7 @@ def register(tools: ToolRegistrar, databases: DatabaseSet, exposure: Exposure) -
         Use when: the user asked to change data or schema.
         Not for: reading (query).
         Returns: rows_affected, last_row_id, RETURNING rows (first 100).
-        Limits: one statement, committed on success; grows the file by at most --max-write-mb. Dropping
+        Limits: committed on success; grows the file by at most --max-write-mb. Dropping
         a table, view, index, trigger or column, emptying a table or changing all its rows asks the user.
         Refused: ATTACH, VACUUM INTO, extensions, transactions, PRAGMA writes, TEMP objects.
         """
