@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from dockyard_shared.untrusted import fence_cut, plain_name
 
 from .bounds import fit, take
-from .settings import MAX_BODY_CHARS, MAX_NAME_CHARS, MAX_TITLE_CHARS, REPLY_BUDGET
+from .settings import MAX_BODY_CHARS, MAX_NAME_CHARS, MAX_TITLE_CHARS, PER_PAGE, REPLY_BUDGET
 
 __all__ = [
     "at",
@@ -26,8 +26,10 @@ __all__ = [
     "json_size",
     "label_fields",
     "largest_fitting",
+    "listed_title",
     "login_field",
     "name_field",
+    "next_page",
     "shared_out",
     "title_and_body",
     "url_of",
@@ -158,3 +160,21 @@ def json_size(model: BaseModel) -> int:
 
 def join_notes(notes: list[str]) -> str | None:
     return " ".join(notes) if notes else None
+
+
+def listed_title(item: Any, kind: str) -> tuple[int, str, str]:
+    """A listed pull request's or issue's number, url and title (fenced, cut at MAX_TITLE_CHARS with a
+    pointer to the full one)."""
+    number = int(item.number)
+    url = url_of(item.html_url)
+    title, _ = fenced(
+        item.title, f"title of {kind} #{number}", cap=MAX_TITLE_CHARS, rest=f"full title {at(url)}"
+    )
+    return number, url, title
+
+
+def next_page(listed: int, page: int) -> tuple[bool, list[str]]:
+    """Whether a page that listed ``listed`` items may have a next one, and the note that says how to get it
+    (GitHub does not say how many there are)."""
+    more = listed >= PER_PAGE
+    return more, ([f"There may be more: call again with page={page + 1}."] if more else [])

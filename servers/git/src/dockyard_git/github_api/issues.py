@@ -7,14 +7,15 @@ from typing import Any
 
 from ..github_fields import (
     at,
-    fenced,
     fitting,
     iso,
     join_notes,
     json_size,
     label_fields,
     largest_fitting,
+    listed_title,
     login_field,
+    next_page,
     shared_out,
     title_and_body,
     url_of,
@@ -25,7 +26,6 @@ from ..settings import (
     MAX_COMMENTS_CHARS,
     MAX_LABELS,
     MAX_LABELS_IN_LIST,
-    MAX_TITLE_CHARS,
     PER_PAGE,
     REPLY_BUDGET,
 )
@@ -61,11 +61,7 @@ class IssueReading(GitHubClient):
         for i in raw:
             if _is_pull_request(i):  # GitHub lists pull requests among issues; they have their own tools
                 continue
-            n = int(i.number)
-            url = url_of(i.html_url)
-            title, _ = fenced(
-                i.title, f"title of issue #{n}", cap=MAX_TITLE_CHARS, rest=f"full title {at(url)}"
-            )
+            n, url, title = listed_title(i, "issue")
             shown, hidden = label_fields(i, n, "issue", MAX_LABELS_IN_LIST, at(url))
             issues.append(
                 IssueSummary(
@@ -81,8 +77,7 @@ class IssueReading(GitHubClient):
                     url=url,
                 )
             )
-        more = len(raw) >= PER_PAGE
-        notes = [f"There may be more: call again with page={page + 1}."] if more else []
+        more, notes = next_page(len(raw), page)
         issues = fitting(issues, "issues", notes)
         if any(i.labels_not_shown for i in issues):
             notes.append(

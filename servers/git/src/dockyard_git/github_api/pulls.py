@@ -7,14 +7,15 @@ from typing import Any
 
 from ..github_fields import (
     at,
-    fenced,
     fitting,
     iso,
     join_notes,
     json_size,
     largest_fitting,
+    listed_title,
     login_field,
     name_field,
+    next_page,
     shared_out,
     title_and_body,
     url_of,
@@ -27,7 +28,6 @@ from ..settings import (
     MAX_PATCH_CHARS,
     MAX_PATCHES_CHARS,
     MAX_PATH_CHARS,
-    MAX_TITLE_CHARS,
     PER_PAGE,
     REPLY_BUDGET,
 )
@@ -57,11 +57,7 @@ class PullRequestReading(GitHubClient):
         items = self._call("the pull requests", fetch)
         summaries = []
         for p in items:
-            n = int(p.number)
-            url = url_of(p.html_url)
-            title, _ = fenced(
-                p.title, f"title of pull request #{n}", cap=MAX_TITLE_CHARS, rest=f"full title {at(url)}"
-            )
+            n, url, title = listed_title(p, "pull request")
             summaries.append(
                 PullSummary(
                     number=n,
@@ -76,8 +72,7 @@ class PullRequestReading(GitHubClient):
                     url=url,
                 )
             )
-        more = len(items) >= PER_PAGE
-        notes = [f"There may be more: call again with page={page + 1}."] if more else []
+        more, notes = next_page(len(items), page)
         summaries = fitting(summaries, "pull requests", notes)
         return PullList(
             repository=slug,
