@@ -172,7 +172,7 @@ def remote_settings_from(args: argparse.Namespace) -> RemoteSettings:
     )
 
 
-# Bounds of a GitHub reply (see github_api.py for how they add up).
+# Bounds of a GitHub reply (see the github_api package and github_fields.py for how they add up).
 REPLY_BUDGET = MAX_REPLY_CHARS - 5_000  # a whole reply as JSON; patches and comments take what is left
 PER_PAGE = 30  # one GitHub page: list tools, issue comments, first page of checks
 FILES_PER_REPLY = 2 * PER_PAGE  # changed files per github_pull_request reply (two GitHub pages)
