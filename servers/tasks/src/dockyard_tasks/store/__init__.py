@@ -211,9 +211,11 @@ class TaskStore:
         self, query: TaskFilter, *, limit: int | None = None, full: bool = False, cursor: str | None = None
     ) -> TaskPage:
         limit = min(max(1, limit or self.limits.page_default), self.limits.page_max)
-        with self._reading() as s:
+        # A plain connection: the page's statements are Core, and an ORM Session around them only added
+        # its own execution path (~0.5 ms of CPU a page).
+        with self._reading_connection() as connection:
             return queries.list_tasks(
-                s, query, limit=limit, max_chars=self.limits.page_chars, full=full, cursor=cursor
+                connection, query, limit=limit, max_chars=self.limits.page_chars, full=full, cursor=cursor
             )
 
     def get_task(self, task_id: str) -> TaskDetail:

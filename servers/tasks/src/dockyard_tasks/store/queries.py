@@ -106,7 +106,7 @@ def find_task(session: Session, ref: TaskRef, *, lock: bool = False) -> tuple[Ta
     return found[0], found[1]
 
 
-def task_ids(session: Session, ids: list[int]) -> dict[int, str]:
+def task_ids(session: Session | Connection, ids: list[int]) -> dict[int, str]:
     """Human ids of tasks by database id."""
     if not ids:
         return {}
@@ -118,7 +118,7 @@ def task_ids(session: Session, ids: list[int]) -> dict[int, str]:
     return {row[0]: format_task_id(row[1], row[2]) for row in rows}
 
 
-def project_keys_of(session: Session, project_ids: set[int]) -> dict[int, str]:
+def project_keys_of(session: Session | Connection, project_ids: set[int]) -> dict[int, str]:
     if not project_ids:
         return {}
     return dict(session.execute(select(Project.id, Project.key).where(Project.id.in_(project_ids))).all())
@@ -240,7 +240,22 @@ def _decoded_key(sort: str, values: list[Any]) -> list[Any]:
     return values
 
 
-def _filtered(session: Session, query: TaskFilter, statement: Select) -> Select:
+_TASK_ID = (
+    select(Task.id)
+    .join(Project, Project.id == Task.project_id)
+    .where(Project.key == bindparam("key"), Task.number == bindparam("number"))
+)
+
+
+def task_id_of(connection: Session | Connection, ref: TaskRef) -> int:
+    """The database id of a task (a prebuilt Core statement: no ORM object to load)."""
+    task_id = connection.scalar(_TASK_ID, {"key": ref.key, "number": ref.number})
+    if task_id is None:
+        raise task_not_found(str(ref))
+    return task_id
+
+
+def _filtered(session: Session | Connection, query: TaskFilter, statement: Select) -> Select:
     if query.project is not None:
         statement = statement.where(Task.project_id == project_id_of(session, query.project))
     if query.statuses:
@@ -262,13 +277,18 @@ def _filtered(session: Session, query: TaskFilter, statement: Select) -> Select:
     if query.due_after is not None:
         statement = statement.where(Task.due_date > query.due_after)
     if query.parent is not None:
-        parent, _ = find_task(session, query.parent)
-        statement = statement.where(Task.parent_id == parent.id)
+        statement = statement.where(Task.parent_id == task_id_of(session, query.parent))
     return statement
 
 
 def list_tasks(
-    session: Session, query: TaskFilter, *, limit: int, max_chars: int, full: bool, cursor: str | None
+    session: Session | Connection,
+    query: TaskFilter,
+    *,
+    limit: int,
+    max_chars: int,
+    full: bool,
+    cursor: str | None,
 ) -> TaskPage:
     columns, descending = _sort_columns(query)
     # No join with projects here: SQLite would then drive the query from the 20 projects and scan every
