@@ -49,6 +49,10 @@ PEER_STATUS = {
     "cancelled": "cancelled",
 }
 PEER_PRIORITY = ["high", "high", "medium", "low"]
+# Seconds left to a server after it answers its first requests, before anything is timed: the shared
+# warm-up (deferred imports, a full garbage collection) runs in that gap and would otherwise land in the
+# first case's calls (they showed ~10 ms of server CPU where the next case showed 5).
+SETTLE_SECONDS = 3.0
 
 
 # -- databases ----------------------------------------------------------------------------------------
@@ -125,6 +129,7 @@ async def part_one(url: str, label: str, records: list[Record], repeat: int) -> 
     ]
     async with serve("ours", [OURS, "--database-url", url, "--actor", "bench"]) as server:
         first = await server.session.call_tool("list_tasks", {"project": "P07", "status": "todo"})
+        await asyncio.sleep(SETTLE_SECONDS)
         cursor = first.structured_content.get("next_cursor")
         assert cursor, "too few tasks for a second page: use more --tasks"
         cases: list[tuple[str, Callable[[int], Callable]]] = [
@@ -256,6 +261,7 @@ async def part_two(records: list[Record], repeat: int) -> str:
         serve("ours", [OURS, "--database-url", url, "--actor", "bench"]) as ours,
         serve("peer", peer_command, env=peer_env) as peer,
     ):
+        await asyncio.sleep(SETTLE_SECONDS)
 
         async def all_pages() -> int:
             """Every todo task, page after page (200 a page): the same information the peer sends at once."""
