@@ -7,6 +7,8 @@ from typing import get_args
 
 from fastmcp import FastMCP
 
+from dockyard_shared.toolsets import prompt
+
 from .context import GitContext
 from .models import CommitType
 
@@ -14,7 +16,7 @@ __all__ = ["register"]
 
 
 def register(server: FastMCP, git: GitContext) -> None:
-    @server.prompt
+    @prompt(server)
     async def commit_message(repo_path: str = "") -> str:
         """Draft a conventional commit message for the staged changes."""
         diff = await git.run(repo_path or None, lambda ops, repo: ops.diff(repo, staged=True))
@@ -28,7 +30,7 @@ def register(server: FastMCP, git: GitContext) -> None:
             + (f"\n\n(Note: {diff.note})" if diff.note else "")
         )
 
-    @server.prompt
+    @prompt(server)
     async def summarize_changes(repo_path: str = "", since: str = "1 week ago") -> str:
         """Summarise the recent history of a repository."""
         name, log = await git.run(
@@ -41,7 +43,7 @@ def register(server: FastMCP, git: GitContext) -> None:
             f"Commits ({len(log.commits)}{'+' if log.truncated else ''}):\n{lines or '(none)'}"
         )
 
-    @server.prompt
+    @prompt(server)
     async def review_branch(branch: str, base: str = "main", repo_path: str = "") -> str:
         """Review a branch against its base: what it changes, risks, and suggestions."""
         name, diff, log = await git.run(

@@ -18,7 +18,7 @@ from fastmcp import FastMCP
 from fastmcp.server.lifespan import lifespan
 
 from dockyard_shared.server import complete_arguments, new_server
-from dockyard_shared.toolsets import install
+from dockyard_shared.toolsets import install, prompt
 from dockyard_shared.warmup import after_initialize
 
 from .client import NationalizeClient
@@ -147,7 +147,7 @@ def create_server(
         """ISO 3166-1 alpha-2 country codes (the country_id of predictions) and their English short names."""
         return country_table()
 
-    @server.prompt
+    @prompt(server)
     def interpret_name_origin(names: str = "") -> str:
         """Interpret name-origin predictions responsibly: probabilities about a name, not facts about a person."""
         about = f" for: {' '.join(names.split())[:500]}" if names.strip() else ""

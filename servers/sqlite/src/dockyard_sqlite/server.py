@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from fastmcp import FastMCP
 
 from dockyard_shared.server import complete_arguments, new_server
-from dockyard_shared.toolsets import install
+from dockyard_shared.toolsets import install, prompt
 from dockyard_shared.warmup import after_initialize
 
 from .databases import DatabaseSet
@@ -49,7 +49,7 @@ def register_resources(server: FastMCP, databases: DatabaseSet) -> None:
         """One table's description and sample rows (as describe_table returns)."""
         return (await databases.description(database, table)).model_dump()
 
-    @server.prompt
+    @prompt(server)
     def explore_database(database: str = "") -> str:
         """Walk through an unfamiliar database: its tables, how they relate, and what questions it can answer."""
         target = f"database {database!r}" if database else "the database"

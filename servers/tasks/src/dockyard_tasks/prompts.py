@@ -13,6 +13,7 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from dockyard_shared.offload import run_in_thread
+from dockyard_shared.toolsets import prompt
 from dockyard_shared.untrusted import fence
 
 from .models import TaskRow
@@ -39,7 +40,7 @@ def register(server: FastMCP, store: TaskStore) -> None:
     def rows(**fields) -> list[TaskRow]:
         return store.list_tasks(TaskFilter(**fields), limit=SHOWN).tasks
 
-    @server.prompt
+    @prompt(server)
     async def standup(assignee: Annotated[str, Field(description="Whose standup.")]) -> str:
         """A standup report for one person: done recently, in progress, next, blocked."""
 
@@ -62,7 +63,7 @@ def register(server: FastMCP, store: TaskStore) -> None:
 
         return await run_in_thread(gather)
 
-    @server.prompt
+    @prompt(server)
     async def plan_project(
         goal: Annotated[str, Field(description="What the project should achieve.")],
         project: Annotated[str, Field(description="Key of the project to plan into (created if missing).")],
@@ -86,7 +87,7 @@ def register(server: FastMCP, store: TaskStore) -> None:
             "4. Summarise the plan: the tasks by id, the critical path, and what to start first (next_task)."
         )
 
-    @server.prompt
+    @prompt(server)
     async def triage(
         project: Annotated[str, Field(description="A project key; empty for every project.")] = "",
     ) -> str:
