@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import logging
+import threading
+from typing import TYPE_CHECKING
 
 from dockyard_shared.runner import ServerEntry, run_server
 
-from .settings import TOOLSETS, Limits, settings_from
+from .settings import MIN_WORKER_MB, SERVER_RESERVE_MB, TOOLSETS, Limits, settings_from
+
+if TYPE_CHECKING:
+    from .executor import WorkerPool
 
 SUMMARY = "Safe, fast SQL over SQLite databases: read-only by default, enforced by SQLite itself."
 
@@ -55,11 +61,51 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class FirstWorker(threading.Thread):
+    """Starts the first SQLite worker process before FastMCP is imported (``ServerEntry.before_imports``).
+
+    Why: the server checks each database in a worker process before it serves, and a worker takes ~100 ms
+    to start (a Python process of its own). Started from this thread as soon as the arguments are parsed,
+    the child starts on the other core while the main thread imports FastMCP and the MCP SDK, and is
+    ready when ``build`` checks the databases, instead of being started then, on the path to ``initialize``.
+    """
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        super().__init__(name="dockyard-sqlite-first-worker", daemon=True)
+        self.memory_mb, self.workers = args.memory_mb, args.workers
+        self.pool: WorkerPool | None = None
+
+    def run(self) -> None:
+        try:
+            from .executor import WorkerLimits, WorkerPool  # standard library, pydantic-core, dockyard_shared
+
+            limits = WorkerLimits.within(self.memory_mb, size=self.workers, reserve_mb=SERVER_RESERVE_MB)
+            self.pool = WorkerPool(limits)
+            self.pool.start()
+        except Exception as error:  # the database check starts a worker again, and reports why it failed
+            logging.getLogger("dockyard.sqlite").debug("first worker not started early: %s", error)
+
+
+_first_worker: list[FirstWorker] = []
+
+
+def start_first_worker(args: argparse.Namespace) -> None:
+    if args.workers >= 1 and args.memory_mb >= SERVER_RESERVE_MB + args.workers * MIN_WORKER_MB:
+        _first_worker.append(FirstWorker(args))
+        _first_worker[-1].start()  # else settings_from refuses the flags, with the reason
+
+
 def build(args: argparse.Namespace):
     # Imported here, not at the top: `dockyard list` reads `entry` without paying for SQLAlchemy.
     from .server import create_server
 
-    return create_server(settings_from(args))
+    settings = settings_from(args)
+    pool = None
+    if _first_worker:
+        first = _first_worker.pop()
+        first.join()
+        pool = first.pool
+    return create_server(settings, pool=pool)
 
 
 entry = ServerEntry(
@@ -69,6 +115,7 @@ entry = ServerEntry(
     add_arguments=add_arguments,
     config_args=("--demo",),
     toolsets=TOOLSETS,
+    before_imports=start_first_worker,
 )
 
 

@@ -30,10 +30,12 @@ class DatabaseSet:
     """Every served database, and the pool of worker processes all their statements run in
     (:mod:`.executor`)."""
 
-    def __init__(self, specs: tuple[DatabaseSpec, ...], limits: Limits) -> None:
+    def __init__(
+        self, specs: tuple[DatabaseSpec, ...], limits: Limits, pool: WorkerPool | None = None
+    ) -> None:
         self.specs = specs
         self.limits = limits
-        self.pool = WorkerPool(worker_limits(limits))
+        self.pool = pool or WorkerPool(worker_limits(limits))
         self.databases: dict[str, Database] = {}
 
     def open(self, *, writable: bool, create: bool = False) -> DatabaseSet:

@@ -10,6 +10,7 @@ from dockyard_shared.toolsets import install, prompt
 from dockyard_shared.warmup import after_initialize
 
 from .databases import DatabaseSet
+from .executor import WorkerPool
 from .settings import READ, WRITE, Settings
 from .toolsets import read, write
 
@@ -20,9 +21,10 @@ you need, then query with bound params (one statement per call; page with next_c
 shows the plan and missing indexes. Read-only unless the server was started with --allow-write."""
 
 
-def create_server(settings: Settings) -> FastMCP:
+def create_server(settings: Settings, *, pool: WorkerPool | None = None) -> FastMCP:
+    """The server; ``pool``, when given, is the worker pool the entry point started before its imports."""
     server = new_server("dockyard-sqlite", instructions=INSTRUCTIONS, distribution="dockyard-sqlite")
-    databases = DatabaseSet(settings.databases, settings.limits)
+    databases = DatabaseSet(settings.databases, settings.limits, pool=pool)
     served = install(
         server,
         settings.exposure,
