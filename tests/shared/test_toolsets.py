@@ -6,7 +6,7 @@ import pytest
 
 from dockyard_shared import InvalidArgument
 from dockyard_shared.server import new_server
-from dockyard_shared.toolsets import Exposure, Toolset, exposure_arguments, exposure_from, install
+from dockyard_shared.toolsets import Exposure, Toolset, exposure_arguments, exposure_from, install, prompt
 from tests.harness import open_session
 from tests.shared.toy_server import TOOLSETS, entry
 
@@ -120,3 +120,41 @@ def test_a_process_started_with_an_unknown_toolset_exits_2_naming_the_valid_ones
     assert result.returncode == 2
     assert "Unknown toolset 'nope'" in result.stderr and "read, write" in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+async def test_a_plain_docstring_is_the_description_and_a_sectioned_one_keeps_its_parameter_descriptions():
+    server = new_server("described", instructions="test")
+    tool = Toolset("t", "tools", read_only=False)
+
+    def register(tools) -> None:
+        @tools.tool
+        def plain(word: str) -> str:
+            """Echo a word.
+
+            Use when: you need the word back.
+            """
+            return word
+
+        @tools.tool
+        def sectioned(word: str) -> str:
+            """Echo a word.
+
+            Args:
+                word: the word to echo.
+            """
+            return word
+
+    install(server, Exposure(toolsets=("t",)), {tool: register})
+
+    @prompt(server)
+    def greet(name: str) -> str:
+        """Greet someone by name."""
+        return f"Hello {name}"
+
+    async with open_session(server, era="2025-11-25") as session:
+        listed = {t.name: t for t in await session.list_tools()}
+        prompts = await session.list_prompts()
+    assert listed["plain"].description == "Echo a word.\n\nUse when: you need the word back."
+    assert listed["sectioned"].description == "Echo a word."
+    assert listed["sectioned"].input_schema["properties"]["word"]["description"] == "the word to echo."
+    assert [(p.name, p.description) for p in prompts] == [("greet", "Greet someone by name.")]

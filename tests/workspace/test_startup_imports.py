@@ -37,6 +37,7 @@ DEFERRED = {
     "beartype": "key_value's import",
     "jsonschema": "the MCP client side's output-schema validation",
     "fastmcp.client": "FastMCP's client, which no server needs",
+    "griffe": "FastMCP's docstring parsing, for a docstring with sections (ours have none: dockyard_shared.toolsets)",
 }
 
 # What a server imports before initialize on purpose, and why (kept short: each entry is start-up time).
