@@ -46,7 +46,7 @@ from .history import ChangeEvent, Recorder
 from .migrate import migrate
 from .mutations import TaskChanges, TaskDraft
 from .queries import TaskFilter
-from .rules import check_name, format_task_id, parse_project_key, parse_task_id
+from .rules import check_labels, check_name, format_task_id, parse_project_key, parse_task_id
 from .schema import Project, Task
 
 __all__ = ["ChangeEvent", "StoreLimits", "TaskChanges", "TaskDraft", "TaskFilter", "TaskStore"]
@@ -318,7 +318,7 @@ class TaskStore:
     def create_task(self, draft: TaskDraft, *, actor: str) -> UpdateResult:
         with self._writing(actor) as (s, rec):
             ((task, key),) = mutations.create_tasks(s, rec, [draft], batch=False)
-            row = mutations.stored_row(s, task, key)
+            row = mutations.stored_row(s, task, key, labels=check_labels(list(draft.labels or ())))
         return UpdateResult(task=row, changed=["created"], version=1)
 
     def create_tasks(self, drafts: Sequence[TaskDraft], *, actor: str) -> BatchResult:

@@ -143,10 +143,14 @@ def task_row(task: Task, key: str, labels: list[str], parent: str | None) -> Tas
     )
 
 
-def stored_row(session: Session, task: Task, key: str) -> TaskRow:
-    """A full row of ``task`` as it stands in this transaction."""
+def stored_row(session: Session, task: Task, key: str, labels: list[str] | None = None) -> TaskRow:
+    """A full row of ``task`` as it stands in this transaction; ``labels`` are the task's if known and
+    at most one (more are read back, in the database's order)."""
     session.flush()
-    labels = list(session.scalars(select(Label.label).where(Label.task_id == task.id).order_by(Label.label)))
+    if labels is None or len(labels) > 1:
+        labels = list(
+            session.scalars(select(Label.label).where(Label.task_id == task.id).order_by(Label.label))
+        )
     parent = task_ids(session, [task.parent_id]).get(task.parent_id) if task.parent_id else None
     return task_row(task, key, labels, parent)
 
@@ -239,7 +243,8 @@ def create_tasks(
     edges: dict[int, list[int]] = {}
     for index, v in enumerate(valid):
         task = created[index][0]
-        task.parent_id = parents.get(index)
+        if index in parents:  # assigning None to a task without a parent would still cost an UPDATE
+            task.parent_id = parents[index]
         for label in v.labels:
             session.add(Label(task_id=task.id, label=label))
         for ref in dict.fromkeys(v.blocked_by):
