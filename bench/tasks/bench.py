@@ -82,7 +82,16 @@ def postgres_database(records: list[Record], projects: int) -> str:
     load_into(url, records, projects)
     with psycopg.connect(libpq, autocommit=True) as connection:
         # What autovacuum does after a bulk load: statistics, and the visibility map index-only scans need.
-        tables = ("projects", "tasks", "task_labels", "task_dependencies", "comments", "activity", "feed")
+        tables = (
+            "projects",
+            "tasks",
+            "task_labels",
+            "task_dependencies",
+            "comments",
+            "activity",
+            "feed",
+            "task_counts",
+        )
         connection.execute("VACUUM ANALYZE " + ", ".join(f"bench_tasks.{table}" for table in tables))
     return url
 
