@@ -1,9 +1,9 @@
-"""One task in full (get_task, the task:// resource): five statements, built once, on a plain connection.
+"""One task in full (get_task, the task:// resource): up to five statements, built once, on a plain connection.
 
 Profiling showed the time of a read went to SQLAlchemy building and caching statements and loading ORM
 objects, not to the database: eleven ORM queries cost ~5 ms of CPU where their SQL took ~0.2 ms. So
 the statements here are Core selects built at import (their cache keys and compiled forms are then
-reused), with bound parameters, returning plain rows: the task with its three counts, its related
+reused), with bound parameters, returning plain rows: the task with its counts, its related
 tasks (parent, blockers, blocked, subtasks — one UNION ALL, each part bounded), labels, comments and
 history.
 """
@@ -40,6 +40,12 @@ _TASK = (
         select(func.count()).where(_other.parent_id == Task.id).scalar_subquery().label("subtasks_total"),
         select(func.count()).where(Comment.task_id == Task.id).scalar_subquery().label("comments_total"),
         select(func.count()).where(Activity.task_id == Task.id).scalar_subquery().label("history_total"),
+        # Whether the statements below would find anything: each one skipped saves a round trip.
+        select(func.count()).where(Label.task_id == Task.id).scalar_subquery().label("labels_total"),
+        select(func.count())
+        .where((Dependency.task_id == Task.id) | (Dependency.blocker_id == Task.id))
+        .scalar_subquery()
+        .label("links_total"),
     )
     .join(Project, Project.id == Task.project_id)
     .where(Project.key == bindparam("key"), Task.number == bindparam("number"))
@@ -113,17 +119,20 @@ def get_task(connection: Connection, ref: TaskRef, *, related_limit: int, histor
     task = connection.execute(_TASK, {"key": ref.key, "number": ref.number}).one_or_none()
     if task is None:
         raise task_not_found(str(ref))
+    # A statement runs only when the counts above say it has rows to find (most tasks have no comments,
+    # many no labels or relations): on PostgreSQL each one is a round trip.
     related: list[list[RelatedTask]] = [[], [], [], []]
-    rows = connection.execute(
-        _RELATED, {"parent_id": task.parent_id, "task_id": task.id, "related_limit": related_limit}
-    )
-    for kind, _id, key, number, title, status in rows:
-        related[kind].append(RelatedTask(id=format_task_id(key, number), title=title, status=status))
+    if task.parent_id is not None or task.links_total or task.subtasks_total:
+        rows = connection.execute(
+            _RELATED, {"parent_id": task.parent_id, "task_id": task.id, "related_limit": related_limit}
+        )
+        for kind, _id, key, number, title, status in rows:
+            related[kind].append(RelatedTask(id=format_task_id(key, number), title=title, status=status))
     parent, blocked_by, blocks, subtasks = related
-    labels = connection.execute(_LABELS, {"task_id": task.id}).scalars().all()
+    labels = connection.execute(_LABELS, {"task_id": task.id}).scalars().all() if task.labels_total else []
     limits = {"task_id": task.id, "history_limit": history_limit}
-    comments = connection.execute(_COMMENTS, limits).all()
-    history = connection.execute(_HISTORY, limits).all()
+    comments = connection.execute(_COMMENTS, limits).all() if task.comments_total else []
+    history = connection.execute(_HISTORY, limits).all() if task.history_total else []
 
     cut = []
     if task.comments_total > len(comments):
