@@ -16,13 +16,23 @@ COUNTED_ROWS = text(
     "GROUP BY project_id, status, COALESCE(assignee, '')"
 )
 KEPT = text("SELECT project_id, status, assignee, tasks FROM task_counts WHERE tasks <> 0")
+COUNTED_DUE = text(
+    "SELECT status, due_date, COUNT(*) FROM tasks WHERE due_date IS NOT NULL GROUP BY status, due_date"
+)
+OVERDUE = text(
+    "SELECT COUNT(*) FROM tasks WHERE status IN ('todo', 'in_progress', 'blocked') AND due_date < :today"
+)
+KEPT_DUE = text("SELECT status, due_date, tasks FROM task_due_counts WHERE tasks <> 0")
 
 
 def assert_counts_exact(store: TaskStore) -> None:
     with store.engine.connect() as connection:
         counted = {tuple(row[:3]): row[3] for row in connection.execute(COUNTED_ROWS)}
         kept = {tuple(row[:3]): row[3] for row in connection.execute(KEPT)}
+        counted_due = {tuple(row[:2]): row[2] for row in connection.execute(COUNTED_DUE)}
+        kept_due = {tuple(row[:2]): row[2] for row in connection.execute(KEPT_DUE)}
     assert kept == counted
+    assert kept_due == counted_due
 
 
 def test_the_kept_counts_equal_a_count_of_the_tasks_after_every_kind_of_write(store):
@@ -31,12 +41,19 @@ def test_the_kept_counts_equal_a_count_of_the_tasks_after_every_kind_of_write(st
     store.update_task("WEB-1", TaskChanges(assignee="cy", status="blocked"), actor="ann")
     store.update_task("WEB-2", TaskChanges(assignee=""), actor="ann")
     store.update_task("WEB-3", TaskChanges(title="renamed", due="2026-01-01"), actor="ann")
+    store.update_task("WEB-2", TaskChanges(due="2026-02-01"), actor="ann")
+    store.update_task("WEB-2", TaskChanges(due="2026-03-01"), actor="ann")  # a date moved
+    store.update_task("WEB-3", TaskChanges(due=""), actor="ann")  # a date cleared
+    store.update_task("WEB-3", TaskChanges(due="2026-02-01"), actor="ann")
     store.set_status("OPS-1", "cancelled", actor="ann")
     assert_counts_exact(store)
     store.import_project(whole_export(store, "WEB"), actor="ann", key="COPY")
     store.delete_task("WEB-1", actor="ann")  # detaches a subtask: its parent changes, not its count
     assert_counts_exact(store)
     summary, projects = store.summary(), {p.key: p for p in store.list_projects().projects}
+    with store.engine.connect() as connection:
+        overdue = connection.scalar(OVERDUE, {"today": store.clock().date()})
+    assert summary.overdue == overdue > 0
     assert summary.total == sum(p.tasks for p in projects.values()) == 6
     assert summary.by_assignee == {"": 5, "cy": 1}
     assert (projects["WEB"].tasks, projects["WEB"].open) == (2, 2)

@@ -27,7 +27,18 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from .rules import PRIORITIES, STATUSES
 
-__all__ = ["Activity", "Base", "Comment", "Dependency", "Feed", "Label", "Project", "Task", "TaskCount"]
+__all__ = [
+    "Activity",
+    "Base",
+    "Comment",
+    "Dependency",
+    "Feed",
+    "Label",
+    "Project",
+    "Task",
+    "TaskCount",
+    "TaskDueCount",
+]
 
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -105,6 +116,19 @@ class TaskCount(Base):
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id"), primary_key=True)
     status: Mapped[str] = mapped_column(String(20), primary_key=True)
     assignee: Mapped[str] = mapped_column(String(100), primary_key=True)
+    tasks: Mapped[int] = mapped_column(Integer)
+
+
+class TaskDueCount(Base):
+    """How many tasks are in a status with a due date: the summary's overdue count (migration 0005).
+
+    Kept by triggers on ``tasks`` like :class:`TaskCount`; tasks without a due date have no row.
+    """
+
+    __tablename__ = "task_due_counts"
+
+    status: Mapped[str] = mapped_column(String(20), primary_key=True)
+    due_date: Mapped[date] = mapped_column(Date, primary_key=True)
     tasks: Mapped[int] = mapped_column(Integer)
 
 

@@ -2,7 +2,9 @@
 
 The counts come from ``task_counts`` (kept by triggers as tasks change, migration 0004): sums over at
 most projects × statuses × assignees rows, whatever the number of tasks, instead of a grouped scan of
-every task after each write. Overdue depends on the day, so it is counted from the (status, due_date) index.
+every task after each write. Overdue depends on the day: for the whole tracker it sums ``task_due_counts``
+(tasks per status and due date, kept the same way, migration 0005) before today; for one project it is
+counted from the (status, due_date) index.
 The statements are built once (as in detail.py) and run on a plain connection.
 """
 
@@ -16,7 +18,7 @@ from sqlalchemy import Connection, Select, bindparam, func, select
 from ..models import Summary
 from .queries import project_id_of
 from .rules import OPEN, STATUSES
-from .schema import Project, Task, TaskCount
+from .schema import Project, Task, TaskCount, TaskDueCount
 
 __all__ = ["summary"]
 
@@ -43,11 +45,16 @@ def _statements(scope: Any) -> tuple[Select, Select, Select, Select]:
         .group_by(Project.key, TaskCount.status)
         .having(_TASKS > 0)
     )
-    overdue = select(func.count()).where(
-        Task.status.in_(OPEN),
-        Task.due_date < bindparam("today"),
-        *([] if scope is None else [Task.project_id == bindparam("project_id")]),
-    )
+    if scope is None:  # a sum over a few hundred kept counts (migration 0005)
+        overdue = select(func.sum(TaskDueCount.tasks)).where(
+            TaskDueCount.status.in_(OPEN), TaskDueCount.due_date < bindparam("today")
+        )
+    else:  # one project's share of the (status, due_date) index range
+        overdue = select(func.count()).where(
+            Task.status.in_(OPEN),
+            Task.due_date < bindparam("today"),
+            Task.project_id == bindparam("project_id"),
+        )
     return by_status, by_assignee, by_project, overdue
 
 
@@ -90,7 +97,7 @@ def summary(
         by_status=by_status,
         by_assignee=dict(ranked[:max_groups]),
         by_project=by_project,
-        overdue=overdue or 0,
+        overdue=int(overdue or 0),
         blocked=by_status["blocked"],
         revision=revision,
         note="; ".join(notes) + "." if notes else None,
