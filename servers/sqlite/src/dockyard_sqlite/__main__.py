@@ -61,38 +61,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class FirstWorker(threading.Thread):
-    """Starts the first SQLite worker process before FastMCP is imported (``ServerEntry.before_imports``).
+def start_first_worker(args: argparse.Namespace) -> None:
+    """Start the first SQLite worker process before FastMCP is imported (``ServerEntry.before_imports``).
 
     Why: the server checks each database in a worker process before it serves, and a worker takes ~100 ms
-    to start (a Python process of its own). Started from this thread as soon as the arguments are parsed,
-    the child starts on the other core while the main thread imports FastMCP and the MCP SDK, and is
-    ready when ``build`` checks the databases, instead of being started then, on the path to ``initialize``.
+    to start (a Python process of its own). Started here, from a thread that only waits for it, the child
+    starts on the other core while the main thread imports FastMCP and the MCP SDK, and is ready when
+    ``build`` checks the databases. The pool is built in the main thread (its modules are needed anyway):
+    two threads importing at once only trade the interpreter lock back and forth.
     """
+    if args.workers < 1 or args.memory_mb < SERVER_RESERVE_MB + args.workers * MIN_WORKER_MB:
+        return  # settings_from refuses these flags, with the reason
+    from .executor import WorkerLimits, WorkerPool  # standard library, pydantic-core, dockyard_shared
 
-    def __init__(self, args: argparse.Namespace) -> None:
-        super().__init__(name="dockyard-sqlite-first-worker", daemon=True)
-        self.memory_mb, self.workers = args.memory_mb, args.workers
-        self.pool: WorkerPool | None = None
-
-    def run(self) -> None:
-        try:
-            from .executor import WorkerLimits, WorkerPool  # standard library, pydantic-core, dockyard_shared
-
-            limits = WorkerLimits.within(self.memory_mb, size=self.workers, reserve_mb=SERVER_RESERVE_MB)
-            self.pool = WorkerPool(limits)
-            self.pool.start()
-        except Exception as error:  # the database check starts a worker again, and reports why it failed
-            logging.getLogger("dockyard.sqlite").debug("first worker not started early: %s", error)
+    pool = WorkerPool(WorkerLimits.within(args.memory_mb, size=args.workers, reserve_mb=SERVER_RESERVE_MB))
+    thread = threading.Thread(
+        target=_start_quietly, args=(pool,), name="dockyard-sqlite-first-worker", daemon=True
+    )
+    thread.start()
+    _first_worker.append((pool, thread))
 
 
-_first_worker: list[FirstWorker] = []
+def _start_quietly(pool: WorkerPool) -> None:
+    try:
+        pool.start()
+    except Exception as error:  # the database check starts a worker again, and reports why it failed
+        logging.getLogger("dockyard.sqlite").debug("first worker not started early: %s", error)
 
 
-def start_first_worker(args: argparse.Namespace) -> None:
-    if args.workers >= 1 and args.memory_mb >= SERVER_RESERVE_MB + args.workers * MIN_WORKER_MB:
-        _first_worker.append(FirstWorker(args))
-        _first_worker[-1].start()  # else settings_from refuses the flags, with the reason
+_first_worker: list[tuple[WorkerPool, threading.Thread]] = []
 
 
 def build(args: argparse.Namespace):
@@ -102,9 +99,8 @@ def build(args: argparse.Namespace):
     settings = settings_from(args)
     pool = None
     if _first_worker:
-        first = _first_worker.pop()
-        first.join()
-        pool = first.pool
+        pool, thread = _first_worker.pop()
+        thread.join()
     return create_server(settings, pool=pool)
 
 
