@@ -141,3 +141,22 @@ def test_answering_initialize_imports_none_of_the_deferred_modules(name, tmp_pat
         module: why for module, why in DEFERRED.items() if imported(modules, module) and module not in allowed
     }
     assert early == {}, f"dockyard-{name} imported these before answering initialize: {early}"
+
+
+def test_an_entry_points_early_work_runs_before_fastmcp_is_imported():
+    """``ServerEntry.before_imports`` (dockyard-sqlite starts its first worker process there) runs once the
+    arguments are parsed and before the runner imports FastMCP, so that the work overlaps that import."""
+    script = """
+import sys
+from dockyard_shared.problems import InvalidArgument
+from dockyard_shared.runner import ServerEntry, run_server
+seen = []
+def build(args):
+    raise InvalidArgument("stopped after the imports")
+entry = ServerEntry(
+    name="probe", summary="probe", build=build, before_imports=lambda args: seen.append("fastmcp" in sys.modules)
+)
+print(run_server(entry, []), seen, "fastmcp" in sys.modules)
+"""
+    run = subprocess.run([str(VENV_BIN / "python"), "-c", script], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["2", "[False]", "True"], run.stderr
