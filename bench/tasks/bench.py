@@ -91,6 +91,7 @@ def postgres_database(records: list[Record], projects: int) -> str:
             "activity",
             "feed",
             "task_counts",
+            "task_due_counts",
         )
         connection.execute("VACUUM ANALYZE " + ", ".join(f"bench_tasks.{table}" for table in tables))
     return url
