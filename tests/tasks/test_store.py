@@ -495,3 +495,17 @@ def test_concurrent_writers_of_one_task_never_lose_an_update(database_url):
     assert detail.version == 1 + len(won)
     assert detail.title == titles[-1]
     store.close()
+
+
+def test_a_project_another_replica_creates_is_listed_by_key(database_url):
+    """list_tasks remembers project keys and ids it has read; one created elsewhere later is still found."""
+    one, other = TaskStore(database_url), TaskStore(database_url)
+    seed(one, "WEB", 1)
+    assert [t.id for t in one.list_tasks(TaskFilter(project="WEB")).tasks] == ["WEB-1"]
+    with pytest.raises(NotFound, match="Project OPS does not exist"):
+        one.list_tasks(TaskFilter(project="OPS"))
+    seed(other, "OPS", 2)
+    assert [t.id for t in one.list_tasks(TaskFilter(project="OPS")).tasks] == ["OPS-1", "OPS-2"]
+    assert [t.id for t in one.list_tasks(TaskFilter()).tasks] == ["WEB-1", "OPS-1", "OPS-2"]
+    one.close()
+    other.close()

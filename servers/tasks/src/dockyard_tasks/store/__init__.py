@@ -126,6 +126,7 @@ class TaskStore:
         # Called inside each write transaction, after its changes (PostgreSQL NOTIFY rides here).
         self.in_transaction: list[Callable[[Connection, ChangeEvent], None]] = []
         self._summary_cache: dict[tuple, Summary] = {}
+        self._projects = queries.ProjectDirectory()
 
     def _refresh_statistics(self) -> None:
         """SQLite plans by its statistics, which nothing else keeps: sample them at start-up (a few ms;
@@ -215,7 +216,13 @@ class TaskStore:
         # its own execution path (~0.5 ms of CPU a page).
         with self._reading_connection() as connection:
             return queries.list_tasks(
-                connection, query, limit=limit, max_chars=self.limits.page_chars, full=full, cursor=cursor
+                connection,
+                query,
+                limit=limit,
+                max_chars=self.limits.page_chars,
+                full=full,
+                cursor=cursor,
+                projects=self._projects,
             )
 
     def get_task(self, task_id: str) -> TaskDetail:

@@ -30,6 +30,7 @@ from .rules import OPEN, TaskRef, format_task_id, priority_name, task_not_found
 from .schema import Dependency, Label, Project, Task, TaskCount
 
 __all__ = [
+    "ProjectDirectory",
     "TaskFilter",
     "find_project",
     "find_task",
@@ -116,6 +117,33 @@ def task_ids(session: Session | Connection, ids: list[int]) -> dict[int, str]:
         .where(Task.id.in_(ids))
     )
     return {row[0]: format_task_id(row[1], row[2]) for row in rows}
+
+
+class ProjectDirectory:
+    """Project keys and ids, remembered once read.
+
+    A project's key and id never change after it is created (projects are never renamed or deleted),
+    so a remembered pair cannot go stale; a project created since (here or by another replica) is a
+    miss, read from the database like before. list_tasks asked the database for both on every page:
+    on PostgreSQL each is a round trip, which costs most when the server has been idle between calls.
+    """
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] = {}
+        self._keys: dict[int, str] = {}
+
+    def id_of(self, connection: Session | Connection, key: str) -> int:
+        project_id = self._ids.get(key)
+        if project_id is None:
+            project_id = project_id_of(connection, key)  # NotFound, with suggestions, when there is none
+            self._keys[project_id], self._ids[key] = key, project_id
+        return project_id
+
+    def keys_of(self, connection: Session | Connection, project_ids: set[int]) -> dict[int, str]:
+        missing = project_ids - self._keys.keys()
+        for project_id, key in project_keys_of(connection, missing).items():
+            self._keys[project_id], self._ids[key] = key, project_id
+        return {project_id: self._keys[project_id] for project_id in project_ids}
 
 
 def project_keys_of(session: Session | Connection, project_ids: set[int]) -> dict[int, str]:
@@ -255,9 +283,11 @@ def task_id_of(connection: Session | Connection, ref: TaskRef) -> int:
     return task_id
 
 
-def _filtered(session: Session | Connection, query: TaskFilter, statement: Select) -> Select:
+def _filtered(
+    session: Session | Connection, query: TaskFilter, statement: Select, projects: ProjectDirectory
+) -> Select:
     if query.project is not None:
-        statement = statement.where(Task.project_id == project_id_of(session, query.project))
+        statement = statement.where(Task.project_id == projects.id_of(session, query.project))
     if query.statuses:
         statement = statement.where(Task.status.in_(query.statuses))
     if query.assignee is not None:
@@ -289,7 +319,9 @@ def list_tasks(
     max_chars: int,
     full: bool,
     cursor: str | None,
+    projects: ProjectDirectory | None = None,
 ) -> TaskPage:
+    projects = projects or ProjectDirectory()
     columns, descending = _sort_columns(query)
     # No join with projects here: SQLite would then drive the query from the 20 projects and scan every
     # task of each; the keys of the page's projects are looked up afterwards instead.
@@ -305,7 +337,7 @@ def list_tasks(
         Task.updated_at,
         *([Task.description, Task.parent_id, Task.version, Task.created_at] if full else []),
     )
-    statement = _filtered(session, query, statement)
+    statement = _filtered(session, query, statement, projects)
     if cursor:
         state = decode_cursor(cursor, tool="list_tasks")
         if state.get("f") != query.digest():
@@ -318,7 +350,7 @@ def list_tasks(
         statement = statement.where(after < key if descending else after > key)
     order = [c.desc() for c in columns] if descending else columns
     rows = session.execute(statement.order_by(*order).limit(limit + 1)).all()
-    keys = project_keys_of(session, {row.project_id for row in rows})
+    keys = projects.keys_of(session, {row.project_id for row in rows})
     labels: dict[int, list[str]] = {}
     parents: dict[int, str] = {}
     if full and rows:
