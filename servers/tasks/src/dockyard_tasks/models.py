@@ -6,9 +6,11 @@ Titles, descriptions, comments and names are other people's text: they are retur
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
+
+from dockyard_shared.schema import bulk_list
 
 __all__ = [
     "BatchItem",
@@ -69,7 +71,16 @@ class TaskRow(BaseModel):
 
 
 class TaskPage(BaseModel):
-    tasks: list[TaskRow]
+    # A plain array in the output schema: clients validate a page of full rows in constant time rather than
+    # per row (see bulk_list), while the description still tells the model each row's fields.
+    tasks: Annotated[
+        list[TaskRow],
+        bulk_list(
+            "one per task: {id, title, status, priority, assignee?, due?}; with fields='full' also "
+            "description, labels, parent, version, created_at, updated_at. Titles and descriptions are "
+            f"{DATA}."
+        ),
+    ]
     count: int = Field(description="tasks on this page")
     has_more: bool
     next_cursor: str | None = Field(default=None, description="pass to list_tasks for the next page")
