@@ -13,18 +13,8 @@ import httpx
 
 from dockyard_shared import warmup
 from dockyard_shared.server import new_server
-from tests.harness import Launch, http_server, open_session
+from tests.harness import INITIALIZE, Launch, http_server, open_session
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from dockyard_shared.cli import discover_servers
-from tests.harness import VENV_BIN
+from tests.harness import INITIALIZE, VENV_BIN
 
 # Module → who imports it when it is finally needed.
 DEFERRED = {
@@ -61,17 +61,6 @@ signal.signal(signal.SIGUSR1, dump)
 from dockyard_shared.runner import run_server
 sys.exit(run_server(point.load(), argv))
 """
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "startup-imports-test", "version": "1"},
-    },
-}
 
 
 def modules_when_initialized(name: str, tmp_path: Path) -> set[str]:
