@@ -79,3 +79,21 @@ def test_help_documents_the_server_flags(sqlite_launch):
     result = sqlite_launch().run("--help")
     for flag in ("--db", "--demo", "--allow-write", "--create", "--max-rows", "--timeout-ms", "--transport"):
         assert flag in result.stdout
+
+
+def test_a_worker_pool_started_early_serves_only_with_the_limits_the_settings_give():
+    from dockyard_sqlite.database.connection import worker_limits
+    from dockyard_sqlite.databases import DatabaseSet
+    from dockyard_sqlite.executor import WorkerPool
+    from dockyard_sqlite.settings import Limits
+
+    limits = Limits()
+    matching = WorkerPool(worker_limits(limits))
+    assert DatabaseSet((), limits, pool=matching).pool is matching
+
+    other = WorkerPool(worker_limits(Limits(memory_mb=limits.memory_mb * 2)))
+    other.start()
+    assert other.pids
+    databases = DatabaseSet((), limits, pool=other)
+    assert databases.pool is not other and databases.pool.limits == worker_limits(limits)
+    assert other.pids == []  # its worker stopped, not left for the garbage collector

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from dockyard_shared.runner import ServerEntry, run_server
 
-from .settings import MIN_WORKER_MB, SERVER_RESERVE_MB, TOOLSETS, Limits, settings_from
+from .settings import SERVER_RESERVE_MB, TOOLSETS, Limits, least_memory_mb, settings_from
 
 if TYPE_CHECKING:
     from .executor import WorkerPool
@@ -68,9 +68,10 @@ def start_first_worker(args: argparse.Namespace) -> None:
     to start (a Python process of its own). Started here, from a thread that only waits for it, the child
     starts on the other core while the main thread imports FastMCP and the MCP SDK, and is ready when
     ``build`` checks the databases. The pool is built in the main thread (its modules are needed anyway):
-    two threads importing at once only trade the interpreter lock back and forth.
+    two threads importing at once only trade the interpreter lock back and forth. The server uses it only if
+    its limits are the ones the settings give (see :class:`.databases.DatabaseSet`).
     """
-    if args.workers < 1 or args.memory_mb < SERVER_RESERVE_MB + args.workers * MIN_WORKER_MB:
+    if args.workers < 1 or args.memory_mb < least_memory_mb(args.workers):
         return  # settings_from refuses these flags, with the reason
     from .executor import WorkerLimits, WorkerPool  # standard library, pydantic-core, dockyard_shared
 

@@ -35,7 +35,12 @@ class DatabaseSet:
     ) -> None:
         self.specs = specs
         self.limits = limits
-        self.pool = pool or WorkerPool(worker_limits(limits))
+        wanted = worker_limits(limits)
+        if pool is not None and pool.limits != wanted:
+            # Started before the settings were read (the entry point's first worker), for other limits.
+            pool.close()
+            pool = None
+        self.pool = pool or WorkerPool(wanted)
         self.databases: dict[str, Database] = {}
 
     def open(self, *, writable: bool, create: bool = False) -> DatabaseSet:

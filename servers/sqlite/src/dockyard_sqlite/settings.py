@@ -26,6 +26,7 @@ __all__ = [
     "Limits",
     "Settings",
     "default_demo_path",
+    "least_memory_mb",
     "parse_database_spec",
     "settings_from",
 ]
@@ -51,6 +52,11 @@ _ALIAS = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
 SERVER_RESERVE_MB = 160
 # The least address space a worker is given: Python, SQLite and pydantic-core take ~32 MB of it.
 MIN_WORKER_MB = 64
+
+
+def least_memory_mb(workers: int) -> int:
+    """The smallest --memory-mb that leaves the server its reserve and each of ``workers`` its minimum."""
+    return SERVER_RESERVE_MB + workers * MIN_WORKER_MB
 
 
 @dataclass(frozen=True)
@@ -127,7 +133,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         )
     if min(args.max_rows, args.timeout_ms, args.workers, args.max_write_mb) < 1:
         raise InvalidArgument("--max-rows, --timeout-ms, --workers and --max-write-mb must be positive.")
-    least = SERVER_RESERVE_MB + args.workers * MIN_WORKER_MB
+    least = least_memory_mb(args.workers)
     if args.memory_mb < least:
         raise InvalidArgument(
             f"--memory-mb {args.memory_mb} is too small for {args.workers} workers: the server's own process "
