@@ -46,7 +46,7 @@ from .history import ChangeEvent, Recorder
 from .migrate import migrate
 from .mutations import TaskChanges, TaskDraft
 from .queries import TaskFilter
-from .rules import check_labels, check_name, format_task_id, parse_project_key, parse_task_id
+from .rules import check_name, format_task_id, parse_project_key, parse_task_id
 from .schema import Project, Task
 
 __all__ = ["ChangeEvent", "StoreLimits", "TaskChanges", "TaskDraft", "TaskFilter", "TaskStore"]
@@ -197,6 +197,28 @@ class TaskStore:
         if event is not None and event.revision:
             self.publish(event)
 
+    @contextmanager
+    def _writing_connection(self, actor: str) -> Iterator[tuple[Connection, Recorder]]:
+        """A write transaction on a plain connection, for the write paths built from prebuilt Core
+        statements (the ORM's unit of work cost ~2 ms of CPU a write); otherwise as ``_writing``."""
+        actor = check_name(actor, field="actor")
+        event = None
+        try:
+            with (
+                self.engine.connect().execution_options(**{WRITE: True}) as connection,
+                connection.begin(),
+            ):
+                recorder = Recorder(connection, actor, self.clock())
+                yield connection, recorder
+                event = recorder.finish()
+                if event.revision:
+                    for hook in self.in_transaction:
+                        hook(connection, event)
+        except DBAPIError as error:
+            raise _problem_for(error) from None
+        if event is not None and event.revision:
+            self.publish(event)
+
     # -- reads -------------------------------------------------------------------------------------
 
     def list_projects(self) -> ProjectList:
@@ -323,9 +345,9 @@ class TaskStore:
             return mutations.create_project(s, rec, key, name, description)
 
     def create_task(self, draft: TaskDraft, *, actor: str) -> UpdateResult:
-        with self._writing(actor) as (s, rec):
-            ((task, key),) = mutations.create_tasks(s, rec, [draft], batch=False)
-            row = mutations.stored_row(s, task, key, labels=check_labels(list(draft.labels or ())))
+        with self._writing_connection(actor) as (connection, rec):
+            ((task, key),) = mutations.create_tasks(connection, rec, [draft], batch=False)
+            row = mutations.created_row(connection, task, key)
         return UpdateResult(task=row, changed=["created"], version=1)
 
     def create_tasks(self, drafts: Sequence[TaskDraft], *, actor: str) -> BatchResult:
@@ -336,8 +358,8 @@ class TaskStore:
                 f"The batch holds {len(drafts)} tasks; one call creates at most {self.limits.batch_max}.",
                 next_step=f"Split it into batches of up to {self.limits.batch_max}.",
             )
-        with self._writing(actor) as (s, rec):
-            created = mutations.create_tasks(s, rec, drafts, batch=True)
+        with self._writing_connection(actor) as (connection, rec):
+            created = mutations.create_tasks(connection, rec, drafts, batch=True)
             items = [
                 BatchItem(index=i, id=format_task_id(key, task.number), title=task.title)
                 for i, (task, key) in enumerate(created)
@@ -354,9 +376,9 @@ class TaskStore:
         force: bool = False,
     ) -> UpdateResult:
         ref = parse_task_id(task_id)
-        with self._writing(actor) as (s, rec):
+        with self._writing_connection(actor) as (connection, rec):
             row, changed = mutations.update_task(
-                s, rec, ref, changes, expected_version=expected_version, force=force
+                connection, rec, ref, changes, expected_version=expected_version, force=force
             )
         note = None if changed else "Nothing changed: every value given was already the task's."
         return UpdateResult(task=row, changed=changed, version=row.version or 0, note=note)

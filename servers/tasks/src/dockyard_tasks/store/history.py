@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from ..models import ChangeEntry
 from .rules import format_task_id
-from .schema import Activity, Feed, Task
+from .schema import Activity, Feed
 
 __all__ = [
     "ChangeEvent",
@@ -70,24 +70,35 @@ class ChangeEvent:
         return bool(self.created or self.deleted or self.new_projects)
 
 
+# Built once (their compiled forms are cached): the history is written with plain Core statements,
+# whether the write ran through the ORM (a Session) or on a plain connection.
+_NEXT_REVISION = update(Feed).where(Feed.id == 1).values(revision=Feed.revision + 1).returning(Feed.revision)
+_INSERT_ACTIVITY = insert(Activity.__table__)
+
+
 @dataclass
 class Recorder:
-    session: Session
+    """The history rows of one write transaction, on its Session (ORM writes) or its plain connection.
+
+    A task it is told about is anything with ``id``, ``number`` and ``version`` (an ORM ``Task``, or
+    the plain state the Core write paths keep)."""
+
+    session: Session | Connection
     actor: str
     now: datetime
-    rows: list[Activity] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
     # Rows about a task get its id and final version at finish(): a new task has no id before the
     # flush, and a task's version moves once per transaction, whatever number of fields changed.
-    about: list[tuple[Activity, Task]] = field(default_factory=list)
+    about: list[tuple[dict[str, Any], Any]] = field(default_factory=list)
     tasks: dict[str, None] = field(default_factory=dict)
     projects: dict[str, None] = field(default_factory=dict)
     created: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     new_projects: list[str] = field(default_factory=list)
 
-    def _add(self, key: str, task: Task | None, action: str, *, field_name=None, old=None, new=None) -> None:
+    def _add(self, key: str, task: Any, action: str, *, field_name=None, old=None, new=None) -> None:
         self.projects[key] = None
-        row = Activity(
+        row = dict(
             at=self.now,
             actor=self.actor,
             project_key=key,
@@ -109,44 +120,43 @@ class Recorder:
         self.new_projects.append(key)
         self._add(key, None, action, new=name)
 
-    def task_created(self, key: str, task: Task) -> None:
+    def task_created(self, key: str, task: Any) -> None:
         self.created.append(format_task_id(key, task.number))
         self._add(key, task, "created", new=task.title)
 
-    def task_changed(self, key: str, task: Task, name: str, old: Any, new: Any) -> None:
+    def task_changed(self, key: str, task: Any, name: str, old: Any, new: Any) -> None:
         self._add(key, task, "changed", field_name=name, old=old, new=new)
 
-    def commented(self, key: str, task: Task, body: str) -> None:
+    def commented(self, key: str, task: Any, body: str) -> None:
         self._add(key, task, "commented", new=shown(body))
 
-    def linked(self, key: str, task: Task, blocker_id: str, *, added: bool) -> None:
+    def linked(self, key: str, task: Any, blocker_id: str, *, added: bool) -> None:
         if added:
             self._add(key, task, "linked", field_name="blocked_by", new=blocker_id)
         else:
             self._add(key, task, "unlinked", field_name="blocked_by", old=blocker_id)
 
-    def task_deleted(self, key: str, task: Task) -> None:
+    def task_deleted(self, key: str, task: Any) -> None:
         self.deleted.append(format_task_id(key, task.number))
         self._add(key, task, "deleted", old=task.title)
 
-    def imported(self, rows: Iterable[Activity]) -> None:
-        """History carried over from an export, written as it was (it keeps its own actors and times)."""
+    def imported(self, rows: Iterable[dict[str, Any]]) -> None:
+        """History carried over from an export, written as it was (it keeps its own actors and times):
+        each row a dict of every activity column but ``id`` and ``revision``."""
         self.rows.extend(rows)
 
     def finish(self) -> ChangeEvent:
         """Write the rows under the next revision (call last in the transaction, just before commit)."""
         if not self.rows:
             return ChangeEvent(revision=0)
-        self.session.flush()  # task ids first, so the lock on feed is held as briefly as possible
-        revision = self.session.execute(
-            update(Feed).where(Feed.id == 1).values(revision=Feed.revision + 1).returning(Feed.revision)
-        ).scalar_one()
+        if isinstance(self.session, Session):
+            self.session.flush()  # task ids first, so the lock on feed is held as briefly as possible
+        revision = self.session.execute(_NEXT_REVISION).scalar_one()
         for row, task in self.about:
-            row.task_id, row.task_version = task.id, task.version
+            row["task_id"], row["task_version"] = task.id, task.version
         for row in self.rows:
-            row.revision = revision
-        self.session.add_all(self.rows)
-        self.session.flush()
+            row["revision"] = revision
+        self.session.execute(_INSERT_ACTIVITY, self.rows)
         return ChangeEvent(
             revision=revision,
             tasks=tuple(self.tasks),
@@ -172,18 +182,32 @@ def change_entry(row: Activity) -> ChangeEntry:
     )
 
 
-def changes_after_version(session: Session, task_id: int, version: int, limit: int = 20) -> list[Activity]:
+_CHANGES_AFTER_VERSION = (
+    select(
+        Activity.task_version,
+        Activity.action,
+        Activity.field,
+        Activity.old_value,
+        Activity.new_value,
+        Activity.actor,
+        Activity.at,
+    )
+    .where(Activity.task_id == bindparam("task_id"), Activity.task_version > bindparam("version"))
+    .order_by(Activity.id)
+    .limit(bindparam("limit"))
+)
+
+
+def changes_after_version(
+    session: Session | Connection, task_id: int, version: int, limit: int = 20
+) -> list[Any]:
+    """The history rows of a task after ``version`` (what describe_changes needs of each)."""
     return list(
-        session.scalars(
-            select(Activity)
-            .where(Activity.task_id == task_id, Activity.task_version > version)
-            .order_by(Activity.id)
-            .limit(limit)
-        )
+        session.execute(_CHANGES_AFTER_VERSION, {"task_id": task_id, "version": version, "limit": limit})
     )
 
 
-def describe_changes(rows: list[Activity]) -> str:
+def describe_changes(rows: list[Any]) -> str:
     """``v4 status todo → in_progress by alice at …; v5 title …`` for a conflict message."""
     parts = []
     for row in rows:

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, and_, bindparam, case, exists, func, literal, or_, select, tuple_
+from sqlalchemy import Connection, Select, bindparam, case, exists, func, literal, or_, select, tuple_
 from sqlalchemy.orm import Session, aliased
 
 from dockyard_shared import InvalidArgument, NotFound, bound_items, decode_cursor, did_you_mean, encode_cursor
@@ -167,14 +167,22 @@ def related(session: Session, condition: Any, *, limit: int | None = None) -> li
     ]
 
 
-def open_blockers(session: Session, task_id: int) -> list[RelatedTask]:
-    return related(
-        session,
-        and_(
-            Task.id.in_(select(Dependency.blocker_id).where(Dependency.task_id == task_id)),
-            Task.status.in_(OPEN),
-        ),
+_OPEN_BLOCKERS = (
+    select(Project.key, Task.number, Task.title, Task.status)
+    .join(Project, Project.id == Task.project_id)
+    .where(
+        Task.id.in_(select(Dependency.blocker_id).where(Dependency.task_id == bindparam("task_id"))),
+        Task.status.in_(OPEN),
     )
+    .order_by(Task.id)
+)
+
+
+def open_blockers(session: Session | Connection, task_id: int) -> list[RelatedTask]:
+    return [
+        RelatedTask(id=format_task_id(key, number), title=title, status=status)
+        for key, number, title, status in session.execute(_OPEN_BLOCKERS, {"task_id": task_id})
+    ]
 
 
 # -- projects ----------------------------------------------------------------------------------------

@@ -279,7 +279,7 @@ def import_document(
             )
             counts["comments"] += 1
         rec.imported(
-            Activity(
+            dict(
                 at=_moment(h.at, f"{where}.history.at"),
                 actor=check_name(h.actor, field=f"{where}.history.actor"),
                 project_key=target,
