@@ -222,8 +222,8 @@ class TaskStore:
     # -- reads -------------------------------------------------------------------------------------
 
     def list_projects(self) -> ProjectList:
-        with self._reading() as s:
-            return queries.list_projects(s, limit=self.limits.projects)
+        with self._reading_connection() as connection:
+            return queries.list_projects(connection, limit=self.limits.projects)
 
     def project(self, key: str) -> ProjectInfo:
         key = parse_project_key(key)

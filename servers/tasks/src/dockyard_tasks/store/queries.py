@@ -198,25 +198,37 @@ def _counts_by_project(scope: Any = None) -> Select:
     return statement if scope is None else statement.where(scope)
 
 
-def list_projects(session: Session, *, limit: int) -> ProjectList:
-    counts = _counts_by_project().subquery()
-    rows = session.execute(
-        select(Project, func.coalesce(counts.c.tasks, 0), func.coalesce(counts.c.open, 0))
-        .outerjoin(counts, counts.c.project_id == Project.id)
-        .order_by(Project.key)
-        .limit(limit + 1)
-    ).all()
-    total = session.scalar(select(func.count()).select_from(Project)) or 0
+_PROJECT_COUNTS = _counts_by_project().subquery()
+# Built once: composing it per call through the ORM cost ~1 ms of CPU, ten times the queries themselves.
+_PROJECTS_BY_KEY = (
+    select(
+        Project.key,
+        Project.name,
+        Project.description,
+        Project.created_at,
+        func.coalesce(_PROJECT_COUNTS.c.tasks, 0),
+        func.coalesce(_PROJECT_COUNTS.c.open, 0),
+    )
+    .outerjoin(_PROJECT_COUNTS, _PROJECT_COUNTS.c.project_id == Project.id)
+    .order_by(Project.key)
+    .limit(bindparam("limit"))
+)
+_PROJECT_TOTAL = select(func.count()).select_from(Project)
+
+
+def list_projects(connection: Connection, *, limit: int) -> ProjectList:
+    rows = connection.execute(_PROJECTS_BY_KEY, {"limit": limit + 1}).all()
+    total = connection.scalar(_PROJECT_TOTAL) or 0
     projects = [
         ProjectInfo(
-            key=p.key,
-            name=p.name,
-            description=p.description,
+            key=key,
+            name=name,
+            description=description,
             tasks=int(tasks),
             open=int(open_),
-            created_at=iso(p.created_at) or "",
+            created_at=iso(created_at) or "",
         )
-        for p, tasks, open_ in rows[:limit]
+        for key, name, description, created_at, tasks, open_ in rows[:limit]
     ]
     truncated = len(rows) > limit
     note = f"Showing the first {limit} of {total} projects by key." if truncated else None
