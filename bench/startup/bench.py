@@ -10,7 +10,8 @@ other load hits every server alike), with a raw JSON-RPC client over stdio (no S
   ``initialize`` reply (written at once after the spawn, as hosts do), then ``tools/list``, then a pause
   (``--pause-ms``, the model's turn before it calls a tool), then the first call of ONE listed tool and
   ``--warm`` more calls of it (each spawn measures one tool's first call, so no tool rides on another's
-  warm-up). A second case per server calls its first tool with no pause (the host calls at once).
+  warm-up), then the same pause and the same call once more ("warm after the pause": what idling alone
+  adds to a call, which a warm-up cannot take off a first one). A second case per server calls its first tool with no pause (the host calls at once).
 * ``uvx --from servers/<name>`` and ``uvx --from <peer>==<version>``: spawn → ``initialize``.
 * ``dockyard serve all --transport http``: spawn → ``GET /health`` 200, and → the first ``initialize``.
 
@@ -94,6 +95,12 @@ def measure_stdio(case: Case, warm: int, stderr_path: Path) -> dict[str, float]:
                     sample.update(first_s=seconds, first_cpu_s=cpu)
                 else:
                     sample.setdefault("warm", []).append((seconds, cpu))  # type: ignore[union-attr]
+            if case.pause:
+                # The same call once more after the same pause, the process warm: what idling alone costs
+                # (caches the machine's other work evicted meanwhile, a CPU gone to sleep), which no warm-up
+                # can take off a first call.
+                time.sleep(case.pause)
+                _, sample["rested_s"] = server.call_tool(tool, arguments)
         sample["load"] = (load + load_average()) / 2
         return sample
     finally:
@@ -269,21 +276,23 @@ def report(cases: list[Case], args: argparse.Namespace) -> str:
         "",
         "### first call of each tool after initialize vs its warm median",
         "",
-        "| server | tool | first ms | warm ms | first ÷ warm | first CPU ms (mean) | warm CPU ms (mean) | "
-        "load avg (min–max) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| server | tool | first ms | warm ms | first ÷ warm | warm after the pause ms | first CPU ms (mean) | "
+        "warm CPU ms (mean) | load avg (min–max) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for case in cases:
         if case.call is None:
             continue
         tool = case.call[0] + (" (no pause)" if case.pause == 0 else "")
         if case.errors and not case.samples:
-            lines.append(f"| {case.subject.label} | {tool} | failed: {case.errors[0][:120]} | | | | | |")
+            lines.append(f"| {case.subject.label} | {tool} | failed: {case.errors[0][:120]} | | | | | | |")
             continue
         first, warm = median(case.samples, "first_s"), warm_median(case.samples, 0)
         ratio = f"{first / warm:.1f}×" if first and warm else "—"
+        rested = median(case.samples, "rested_s")
         lines.append(
             f"| {case.subject.label} | {tool} | {(first or 0) * 1000:.1f} | {(warm or 0) * 1000:.1f} | {ratio} | "
+            f"{f'{rested * 1000:.1f}' if rested else '—'} | "
             f"{(mean(case.samples, 'first_cpu_s') or 0) * 1000:.0f} | {(warm_cpu_mean(case.samples) or 0) * 1000:.1f} | "
             f"{load_range(case.samples)} |"
         )
