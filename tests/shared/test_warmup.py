@@ -113,6 +113,31 @@ def test_each_step_waits_until_no_request_is_in_flight():
     assert ran.is_set()
 
 
+def test_a_generator_step_waits_until_no_request_is_in_flight_between_its_items():
+    server = new_server("warm", instructions="test")
+    done: list[int] = []
+    idle = threading.Event()
+    idle.set()
+    first_unit = threading.Event()
+
+    def units():
+        for unit in range(3):
+            done.append(unit)
+            if unit == 0:
+                idle.clear()  # a request arrived while the first unit ran
+                first_unit.set()
+            yield
+
+    warmup.after_initialize(server, units)
+    thread = warmup.start([server], idle=idle)
+    assert first_unit.wait(60)
+    time.sleep(0.3)
+    assert done == [0]
+    idle.set()  # the request was answered
+    thread.join(timeout=60)
+    assert done == [0, 1, 2]
+
+
 async def test_preparing_the_tool_calls_builds_each_validator_without_running_any_tool():
     server = new_server("warm", instructions="test")
     ran: list[str] = []

@@ -11,6 +11,7 @@ import pytest
 
 from dockyard_sqlite.catalog_cache import RACY_NS, CatalogCache
 from dockyard_sqlite.database import Database
+from dockyard_sqlite.databases import DatabaseSet
 from dockyard_sqlite.settings import Limits, parse_database_spec
 from tests.harness import open_session
 from tests.sqlite.helpers import make_server
@@ -166,3 +167,34 @@ async def test_the_catalog_tools_see_what_execute_wrote(people, era):
         await session.call_ok("execute", {"sql": "DELETE FROM pets WHERE id <= 100"})
         tables = {t["name"]: t for t in (await session.call_ok("list_tables")).data["tables"]}
     assert tables["pets"]["row_count"] == 200
+
+
+def test_the_warm_up_describes_the_first_tables_ahead_but_no_view_and_no_more_than_its_bound(tmp_path):
+    path = tmp_path / "many.db"
+    connection = sqlite3.connect(path)
+    for name in ("a", "b", "c", "d"):
+        connection.execute(f"CREATE TABLE {name} (x)")
+    connection.execute("CREATE VIEW a_view AS SELECT x FROM a")
+    connection.commit()
+    connection.close()
+    past_the_racy_window()
+    databases = DatabaseSet((parse_database_spec(str(path)),), Limits()).open(writable=False)
+    try:
+        for _ in databases.warm_up():
+            pass
+        database = databases.resolve(None)
+        assert database.kept_listing() is not None
+        assert [name for name in ("a", "b", "c", "d") if database.kept_description(name)] == [
+            "a",
+            "b",
+            "c",
+            "d",
+        ]
+        assert database.kept_description("a_view") is None
+
+        database.catalog.clear()
+        database.table_listing()
+        assert len(list(databases.describe_ahead(tables=2))) == 2
+        assert [name for name in ("a", "b", "c", "d") if database.kept_description(name)] == ["a", "b"]
+    finally:
+        databases.close()

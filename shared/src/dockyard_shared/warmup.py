@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import inspect
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -56,7 +57,11 @@ _pending: WeakKeyDictionary[Any, list[Callable[[], object]]] = WeakKeyDictionary
 
 
 def after_initialize(server: Any, work: Callable[[], object]) -> None:
-    """Run ``work`` (blocking, thread-safe) once ``server`` has answered its first client."""
+    """Run ``work`` (blocking, thread-safe) once ``server`` has answered its first client.
+
+    ``work`` may be a generator function: the warm-up then runs it one item at a time, waiting between
+    items until no request is in flight, so a step made of many small units (a table each) yields to a
+    request that arrives meanwhile instead of holding it up until the last unit."""
     _pending.setdefault(server, []).append(work)
 
 
@@ -150,7 +155,11 @@ def _run(steps: list[Callable[[], object]], idle: threading.Event | None) -> Non
         if idle is not None:
             idle.wait()
         try:
-            step()
+            result = step()
+            if inspect.isgenerator(result):
+                for _ in result:
+                    if idle is not None:
+                        idle.wait()
         except Exception as error:  # first use does it again, and reports it
             log.debug("warm-up step %s failed: %s", getattr(step, "__qualname__", step), error)
     log.debug("warm-up done")
