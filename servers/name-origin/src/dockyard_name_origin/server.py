@@ -139,6 +139,9 @@ def create_server(
     install(server, settings.exposure, {toolset: partial(predict_tools.register, predictor=predictor)})
     if upstream is not None:
         after_initialize(server, lambda: prepared.append(new_http_client()))
+    # pycountry reads its ISO 3166 database on first use: 2-3 ms of the first prediction, which names
+    # each country.
+    after_initialize(server, country_table)
     if isinstance(cache, LazyCache):
         after_initialize(server, cache.opened)
 
