@@ -5,7 +5,7 @@ most projects × statuses × assignees rows, whatever the number of tasks, inste
 every task after each write. Overdue depends on the day: for the whole tracker it sums ``task_due_counts``
 (tasks per status and due date, kept the same way, migration 0005) before today; for one project it is
 counted from the (status, due_date) index.
-The statements are built once (as in detail.py) and run on a plain connection.
+The statement is built once (as in detail.py) and runs on a plain connection.
 """
 
 from __future__ import annotations
@@ -13,7 +13,19 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from sqlalchemy import Connection, Select, bindparam, func, select
+from sqlalchemy import (
+    CompoundSelect,
+    Connection,
+    Integer,
+    String,
+    bindparam,
+    cast,
+    func,
+    literal_column,
+    null,
+    select,
+    union_all,
+)
 
 from ..models import Summary
 from .queries import project_id_of
@@ -23,45 +35,64 @@ from .schema import Project, Task, TaskCount, TaskDueCount
 __all__ = ["summary"]
 
 _TASKS = func.sum(TaskCount.tasks)
+_NO_TEXT = cast(null(), String(100))
+_NO_POSITION = cast(null(), Integer)
 
 
-def _statements(scope: Any) -> tuple[Select, Select, Select, Select]:
-    """By status, by assignee (most tasks first, one more than shown: was the list cut?), by project
-    and status, and overdue; ``scope`` narrows them to one project (or is None)."""
+def _statement(scope: Any) -> CompoundSelect:
+    """Every number of a summary in one statement (each round trip to PostgreSQL costs a wake-up of
+    its backend; four statements made a recomputed summary cost twice the cached one's wall time).
+
+    Rows are (part, name, status, position, tasks): ``p`` per project and status (the whole tracker:
+    by status is their sum), ``s`` per status (one project), ``a`` per assignee, most tasks first
+    (``position``; one more than shown: was the list cut?), and one ``o`` row, overdue. ``scope`` narrows
+    them to one project (or is None)."""
     where = [] if scope is None else [scope == bindparam("project_id")]
-    by_status = select(TaskCount.status, _TASKS).where(*where).group_by(TaskCount.status)
-    by_assignee = (
-        select(TaskCount.assignee, _TASKS)
+    ranked = (
+        select(
+            TaskCount.assignee.label("name"),
+            func.row_number().over(order_by=(_TASKS.desc(), TaskCount.assignee)).label("position"),
+            _TASKS.label("tasks"),
+        )
         .where(*where)
         .group_by(TaskCount.assignee)
         .having(_TASKS > 0)
-        .order_by(_TASKS.desc(), TaskCount.assignee)
-        .limit(bindparam("groups"))
+        .subquery()
     )
-    by_project = (
-        select(Project.key, TaskCount.status, _TASKS)
-        .join(Project, Project.id == TaskCount.project_id)
-        .where(*where)
-        .group_by(Project.key, TaskCount.status)
-        .having(_TASKS > 0)
-    )
-    if scope is None:  # a sum over a few hundred kept counts (migration 0005)
+    by_assignee = select(
+        literal_column("'a'").label("part"), ranked.c.name, _NO_TEXT, ranked.c.position, ranked.c.tasks
+    ).where(ranked.c.position <= bindparam("groups"))
+    if scope is None:
+        counts = (
+            select(literal_column("'p'"), Project.key, TaskCount.status, _NO_POSITION, _TASKS)
+            .join(Project, Project.id == TaskCount.project_id)
+            .group_by(Project.key, TaskCount.status)
+            .having(_TASKS > 0)
+        )
+        # A sum over a few hundred kept counts (migration 0005).
         overdue = select(func.sum(TaskDueCount.tasks)).where(
             TaskDueCount.status.in_(OPEN), TaskDueCount.due_date < bindparam("today")
         )
-    else:  # one project's share of the (status, due_date) index range
+    else:
+        counts = (
+            select(literal_column("'s'"), _NO_TEXT, TaskCount.status, _NO_POSITION, _TASKS)
+            .where(*where)
+            .group_by(TaskCount.status)
+        )
+        # One project's share of the (status, due_date) index range.
         overdue = select(func.count()).where(
             Task.status.in_(OPEN),
             Task.due_date < bindparam("today"),
             Task.project_id == bindparam("project_id"),
         )
-    return by_status, by_assignee, by_project, overdue
+    overdue_row = select(literal_column("'o'"), _NO_TEXT, _NO_TEXT, _NO_POSITION, overdue.scalar_subquery())
+    return union_all(counts, by_assignee, overdue_row)
 
 
 # Sums over task_counts (a few hundred rows) in SQL, not folded row by row here: the fold of 1,100
 # rows cost ~3 ms of Python per summary.
-_EVERY = _statements(None)
-_ONE = _statements(TaskCount.project_id)
+_EVERY = _statement(None)
+_ONE = _statement(TaskCount.project_id)
 
 
 def summary(
@@ -72,22 +103,30 @@ def summary(
     parameters: dict[str, Any] = {"today": today, "groups": max_groups + 1}
     if project is not None:
         parameters["project_id"] = project_id_of(connection, project)
-    by_status_sql, by_assignee_sql, by_project_sql, overdue_sql = _EVERY if project is None else _ONE
     by_status = dict.fromkeys(STATUSES, 0)
-    by_status.update((status, int(count)) for status, count in connection.execute(by_status_sql, parameters))
-    # "" is no assignee, as before.
-    ranked = [(name, int(count)) for name, count in connection.execute(by_assignee_sql, parameters)]
-    overdue = connection.scalar(overdue_sql, parameters)
+    projects: dict[str, dict[str, int]] = {}
+    ranked: list[tuple[int, str, int]] = []
+    overdue = 0
+    for part, name, status, position, count in connection.execute(
+        _EVERY if project is None else _ONE, parameters
+    ):
+        if part == "p":
+            counts = projects.setdefault(name, {"total": 0})
+            counts[status] = int(count)
+            counts["total"] += int(count)
+            by_status[status] += int(count)
+        elif part == "s":
+            by_status[status] = int(count or 0)
+        elif part == "a":
+            ranked.append((position, name, int(count)))  # "" is no assignee, as before
+        else:
+            overdue = int(count or 0)
+    ranked.sort()
     notes = []
     if len(ranked) > max_groups:
         notes.append(f"by_assignee shows the {max_groups} assignees with the most tasks")
     by_project = None
     if project is None:
-        projects: dict[str, dict[str, int]] = {}
-        for key, status, count in connection.execute(by_project_sql):
-            counts = projects.setdefault(key, {"total": 0})
-            counts[status] = int(count)
-            counts["total"] += int(count)
         shown = sorted(projects)[:max_groups]
         if len(projects) > max_groups:
             notes.append(f"by_project shows the first {max_groups} projects by key")
@@ -95,9 +134,9 @@ def summary(
     return Summary(
         total=sum(by_status.values()),
         by_status=by_status,
-        by_assignee=dict(ranked[:max_groups]),
+        by_assignee={name: count for _, name, count in ranked[:max_groups]},
         by_project=by_project,
-        overdue=int(overdue or 0),
+        overdue=overdue,
         blocked=by_status["blocked"],
         revision=revision,
         note="; ".join(notes) + "." if notes else None,
