@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, text
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from .store import ChangeEvent, TaskStore
@@ -68,20 +68,19 @@ def change_of(event: ChangeEvent) -> ResourceChange:
     )
 
 
-def _payload(origin: str, event: ChangeEvent) -> str:
-    body = {
-        "o": origin,
-        "r": event.revision,
-        "p": list(event.projects),
-        "t": list(event.tasks),
-        "n": list(event.new_projects),
-    }
-    encoded = json.dumps(body, separators=(",", ":"))
-    if len(encoded.encode()) > _PAYLOAD_LIMIT:
-        body["t"] = None  # too many to name: "every task of these projects"
-        body["p"] = body["p"][:200]
-        encoded = json.dumps(body, separators=(",", ":"))
-    return encoded
+def _payload_parts(origin: str, event: ChangeEvent) -> tuple[str, str]:
+    """The notice's JSON before and after its revision (the store writes the revision between them, in
+    the statement that takes it)."""
+    head = '{"o":' + json.dumps(origin) + ',"r":'
+    projects, tasks = list(event.projects), list(event.tasks)
+
+    def tail() -> str:
+        return f',"p":{json.dumps(projects)},"t":{json.dumps(tasks)},"n":{json.dumps(list(event.new_projects))}}}'
+
+    if len(head.encode()) + 20 + len(tail().encode()) > _PAYLOAD_LIMIT:  # 20: the revision's digits
+        tasks = None  # too many to name: "every task of these projects"
+        projects = projects[:200]
+    return head, tail()
 
 
 def _change_from_payload(payload: str) -> tuple[str, ResourceChange] | None:
@@ -117,7 +116,7 @@ class ChangeFeed:
         store.subscribe(lambda event: self._deliver(change_of(event)))
         if store.postgres:
             self._channel = self._channel_name()
-            store.in_transaction.append(self._notify)
+            store.announce = self._announcement
 
     # -- listeners ---------------------------------------------------------------------------------
 
@@ -142,11 +141,8 @@ class ChangeFeed:
             schema = connection.execute(text("SELECT current_schema()")).scalar() or "public"
         return "dockyard_tasks_" + uuid.uuid5(uuid.NAMESPACE_URL, schema).hex[:16]
 
-    def _notify(self, connection: Connection, event: ChangeEvent) -> None:
-        connection.execute(
-            text("SELECT pg_notify(:channel, :payload)"),
-            {"channel": self._channel, "payload": _payload(self.origin, event)},
-        )
+    def _announcement(self, event: ChangeEvent) -> tuple[str, str, str]:
+        return (self._channel or "", *_payload_parts(self.origin, event))
 
     def start(self) -> None:
         """Start hearing other replicas (PostgreSQL only; a no-op on SQLite)."""

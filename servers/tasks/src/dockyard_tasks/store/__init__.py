@@ -42,7 +42,7 @@ from ..models import (
 )
 from . import detail, feed, mutations, queries, summary, transfer
 from .engine import WRITE, is_postgres, make_engine, shown_url
-from .history import ChangeEvent, Recorder
+from .history import Announce, ChangeEvent, Recorder
 from .migrate import migrate
 from .mutations import TaskChanges, TaskDraft
 from .queries import TaskFilter
@@ -123,8 +123,8 @@ class TaskStore:
             self._refresh_statistics()
         self._listeners: dict[int, Listener] = {}
         self._listener_lock = threading.Lock()
-        # Called inside each write transaction, after its changes (PostgreSQL NOTIFY rides here).
-        self.in_transaction: list[Callable[[Connection, ChangeEvent], None]] = []
+        # PostgreSQL: the NOTIFY each write transaction sends with its history (see history.Announce).
+        self.announce: Announce | None = None
         self._summary_cache: dict[tuple, Summary] = {}
         self._projects = queries.ProjectDirectory()
 
@@ -188,10 +188,7 @@ class TaskStore:
             ):
                 recorder = Recorder(session, actor, self.clock())
                 yield session, recorder
-                event = recorder.finish()
-                if event.revision:
-                    for hook in self.in_transaction:
-                        hook(session.connection(), event)
+                event = recorder.finish(postgres=self.postgres, announce=self.announce)
         except DBAPIError as error:
             raise _problem_for(error) from None
         if event is not None and event.revision:
@@ -210,10 +207,7 @@ class TaskStore:
             ):
                 recorder = Recorder(connection, actor, self.clock())
                 yield connection, recorder
-                event = recorder.finish()
-                if event.revision:
-                    for hook in self.in_transaction:
-                        hook(connection, event)
+                event = recorder.finish(postgres=self.postgres, announce=self.announce)
         except DBAPIError as error:
             raise _problem_for(error) from None
         if event is not None and event.revision:

@@ -8,12 +8,12 @@ layer fans out once the transaction has committed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, insert, select, update
+from sqlalchemy import Connection, TextClause, bindparam, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from ..models import ChangeEntry
@@ -145,26 +145,90 @@ class Recorder:
         each row a dict of every activity column but ``id`` and ``revision``."""
         self.rows.extend(rows)
 
-    def finish(self) -> ChangeEvent:
-        """Write the rows under the next revision (call last in the transaction, just before commit)."""
+    def finish(self, *, postgres: bool = False, announce: Announce | None = None) -> ChangeEvent:
+        """Write the rows under the next revision (call last in the transaction, just before commit).
+
+        ``announce`` gives the PostgreSQL NOTIFY of the change (see :data:`Announce`); it is sent in
+        this transaction, so only a commit delivers it. On PostgreSQL the revision, the rows and the
+        notice go in one statement: each statement is a round trip that wakes the database backend."""
         if not self.rows:
             return ChangeEvent(revision=0)
         if isinstance(self.session, Session):
             self.session.flush()  # task ids first, so the lock on feed is held as briefly as possible
-        revision = self.session.execute(_NEXT_REVISION).scalar_one()
         for row, task in self.about:
             row["task_id"], row["task_version"] = task.id, task.version
-        for row in self.rows:
-            row["revision"] = revision
-        self.session.execute(_INSERT_ACTIVITY, self.rows)
-        return ChangeEvent(
-            revision=revision,
+        event = ChangeEvent(
+            revision=0,
             tasks=tuple(self.tasks),
             projects=tuple(self.projects),
             created=tuple(self.created),
             deleted=tuple(self.deleted),
             new_projects=tuple(self.new_projects),
         )
+        notice = announce(event) if announce is not None else None
+        if postgres and len(self.rows) <= _COMBINED_ROWS:
+            parameters = {f"{name}_{i}": row[name] for i, row in enumerate(self.rows) for name, _ in _VALUES}
+            if notice is not None:
+                parameters.update(channel=notice[0], head=notice[1], tail=notice[2])
+            revision = self.session.execute(
+                _recorded(len(self.rows), notify=notice is not None), parameters
+            ).scalar_one()
+            return replace(event, revision=revision)
+        revision = self.session.execute(_NEXT_REVISION).scalar_one()
+        for row in self.rows:
+            row["revision"] = revision
+        self.session.execute(_INSERT_ACTIVITY, self.rows)
+        if notice is not None:
+            channel, head, tail = notice
+            self.session.execute(_NOTIFY, {"channel": channel, "payload": f"{head}{revision}{tail}"})
+        return replace(event, revision=revision)
+
+
+# PostgreSQL: NOTIFY as (channel, payload before the revision, payload after it), made from the change
+# before its revision is known, because the statement that takes the revision also sends the notice.
+Announce = Callable[[ChangeEvent], tuple[str, str, str]]
+
+_NOTIFY = text("SELECT pg_notify(CAST(:channel AS TEXT), CAST(:payload AS TEXT))")
+_VALUES = (
+    ("at", "TIMESTAMP"),
+    ("actor", "VARCHAR"),
+    ("project_key", "VARCHAR"),
+    ("task_id", "INTEGER"),
+    ("task_number", "INTEGER"),
+    ("task_version", "INTEGER"),
+    ("action", "VARCHAR"),
+    ("field", "VARCHAR"),
+    ("old_value", "TEXT"),
+    ("new_value", "TEXT"),
+)
+_COMBINED_ROWS = 20  # history rows written by the combined statement; more (imports) take the two above
+_COMBINED: dict[tuple[int, bool], TextClause] = {}
+
+
+def _recorded(count: int, *, notify: bool) -> TextClause:
+    """PostgreSQL: take the next revision, write ``count`` history rows under it in their order, and
+    (``notify``) send the notice, in one statement (one per row count, built once)."""
+    statement = _COMBINED.get((count, notify))
+    if statement is None:
+        names = ", ".join(name for name, _ in _VALUES)
+        rows = ", ".join(
+            "(" + ", ".join([str(i), *(f"CAST(:{name}_{i} AS {kind})" for name, kind in _VALUES)]) + ")"
+            for i in range(count)
+        )
+        notice = (
+            ", pg_notify(CAST(:channel AS TEXT), CAST(:head AS TEXT) || taken.revision || CAST(:tail AS TEXT))"
+            if notify
+            else ""
+        )
+        statement = text(
+            "WITH taken AS (UPDATE feed SET revision = revision + 1 WHERE id = 1 RETURNING revision), "
+            f"written AS (INSERT INTO activity (revision, {names}) "
+            f"SELECT taken.revision, {', '.join('v.' + name for name, _ in _VALUES)} "
+            f"FROM taken, (VALUES {rows}) AS v(n, {names}) ORDER BY v.n) "
+            f"SELECT taken.revision{notice} FROM taken"
+        )
+        _COMBINED[count, notify] = statement
+    return statement
 
 
 def change_entry(row: Activity) -> ChangeEntry:
