@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from sqlalchemy import Connection, Update, bindparam, delete, func, insert, select, update
+from sqlalchemy import Connection, Select, Update, bindparam, delete, func, insert, select, update
 from sqlalchemy.orm import Session, aliased
 
 from dockyard_shared import Conflict, InvalidArgument
@@ -178,32 +178,49 @@ _tasks, _projects, _labels, _dependencies = (
     Dependency.__table__,
 )
 _parent, _parent_project = aliased(Task), aliased(Project)
-_LOCKED_TASK = (
-    select(
-        Task.id,
-        Task.number,
-        Task.title,
-        Task.description,
-        Task.status,
-        Task.priority,
-        Task.assignee,
-        Task.due_date,
-        Task.parent_id,
-        Task.version,
-        Task.created_at,
-        Task.updated_at,
-        # Whether the labels need reading (a round trip saved when there are none), and the parent's id.
-        select(func.count()).where(Label.task_id == Task.id).scalar_subquery().label("labels_total"),
-        select(_parent_project.key)
-        .join(_parent, _parent.project_id == _parent_project.id)
-        .where(_parent.id == Task.parent_id)
-        .scalar_subquery()
-        .label("parent_key"),
-        select(_parent.number).where(_parent.id == Task.parent_id).scalar_subquery().label("parent_number"),
+
+
+def _locked_task(labels: Any) -> Select:
+    """The task by key and number, locked, with ``labels`` and its parent's id (no round trip each)."""
+    return (
+        select(
+            Task.id,
+            Task.number,
+            Task.title,
+            Task.description,
+            Task.status,
+            Task.priority,
+            Task.assignee,
+            Task.due_date,
+            Task.parent_id,
+            Task.version,
+            Task.created_at,
+            Task.updated_at,
+            labels.scalar_subquery().label("labels"),
+            select(_parent_project.key)
+            .join(_parent, _parent.project_id == _parent_project.id)
+            .where(_parent.id == Task.parent_id)
+            .scalar_subquery()
+            .label("parent_key"),
+            select(_parent.number)
+            .where(_parent.id == Task.parent_id)
+            .scalar_subquery()
+            .label("parent_number"),
+        )
+        .join(Project, Project.id == Task.project_id)
+        .where(Project.key == bindparam("key"), Task.number == bindparam("number"))
+        .with_for_update(of=Task)
     )
-    .join(Project, Project.id == Task.project_id)
-    .where(Project.key == bindparam("key"), Task.number == bindparam("number"))
-    .with_for_update(of=Task)
+
+
+# SQLite: how many labels (read after, when there are any: a call into SQLite, not a round trip).
+# PostgreSQL: the labels themselves, in the database's order (labels never hold a comma); SQLite has
+# no ordered group_concat before 3.44.
+_LOCKED_TASK = _locked_task(select(func.count()).where(Label.task_id == Task.id))
+_LOCKED_TASK_PG = _locked_task(
+    select(func.aggregate_strings(Label.label, ",").aggregate_order_by(Label.label)).where(
+        Label.task_id == Task.id
+    )
 )
 _TASK_REF = (
     select(Task.id, Task.parent_id, Project.key, Task.number)
@@ -407,15 +424,22 @@ def update_task(
     force: bool = False,
 ) -> tuple[TaskRow, list[str]]:
     """Change the fields given, under the task's row lock, with prebuilt statements on ``connection``."""
-    found = connection.execute(_LOCKED_TASK, {"key": ref.key, "number": ref.number}).one_or_none()
+    postgres = connection.dialect.name == "postgresql"
+    found = connection.execute(
+        _LOCKED_TASK_PG if postgres else _LOCKED_TASK, {"key": ref.key, "number": ref.number}
+    ).one_or_none()
     if found is None:
         raise task_not_found(str(ref))
     key = ref.key
     _check_version(connection, found, ref, expected_version)
+    if postgres:
+        labels = found.labels.split(",") if found.labels else []
+    else:
+        labels = _stored_labels(connection, found.id) if found.labels else []
     task = TaskState(
         id=found.id,
         values=found._asdict(),
-        labels=_stored_labels(connection, found.id) if found.labels_total else [],
+        labels=labels,
         parent=format_task_id(found.parent_key, found.parent_number) if found.parent_id else None,
     )
     current = task.values
