@@ -41,9 +41,17 @@ DEFERRED = {
 }
 
 # What a server imports before initialize on purpose, and why (kept short: each entry is start-up time).
-NEEDED_BEFORE_INITIALIZE = {
-    "tasks": {"sqlalchemy": "the store opens its database and checks its schema revision before serving"},
-}
+# None at a start like these (the second, on a database the first one made): dockyard-tasks checks a SQLite
+# file at the newest revision with the standard sqlite3 module and opens its store after initialize. Where
+# it must open the store before serving, it imports SQLAlchemy (and psycopg, alembic) then, on purpose, so
+# that a failure stops it with the reason: a first start or a database to migrate (alembic), PostgreSQL
+# (psycopg; the revision check runs through SQLAlchemy), a URL only SQLAlchemy parses (dockyard_tasks.opening).
+NEEDED_BEFORE_INITIALIZE: dict[str, dict[str, str]] = {}
+
+# Every server with no arguments, and starts with arguments that change what is checked before serving.
+STARTS = [pytest.param(name, (), id=name) for name in sorted(discover_servers())] + [
+    pytest.param("tasks", ("--demo",), id="tasks --demo"),  # also looks for its sample project
+]
 
 # Run as the server process: the server's own entry point, plus a SIGUSR1 handler that writes the names in
 # sys.modules to a file, so the test can ask at the moment it chooses.
@@ -63,22 +71,22 @@ sys.exit(run_server(point.load(), argv))
 """
 
 
-def modules_when_initialized(name: str, tmp_path: Path) -> set[str]:
+def modules_when_initialized(name: str, tmp_path: Path, args: tuple[str, ...] = ()) -> set[str]:
     """The modules server ``name`` has imported once its ``initialize`` reply is on stdout, at its second
     start: the first one may create what later starts find (a sample database, a migrated schema)."""
     repo = tmp_path / "repo"
     repo.mkdir(exist_ok=True)
     subprocess.run(["git", "init", "-q", str(repo)], check=True)  # the git server's default root is the cwd
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "FASTMCP_CHECK_FOR_UPDATES": "off"}
-    _initialized_modules(name, tmp_path / "first.json", repo, env, tmp_path)
-    return _initialized_modules(name, tmp_path / "second.json", repo, env, tmp_path)
+    _initialized_modules(name, args, tmp_path / "first.json", repo, env, tmp_path)
+    return _initialized_modules(name, args, tmp_path / "second.json", repo, env, tmp_path)
 
 
 def _initialized_modules(
-    name: str, report: Path, repo: Path, env: dict[str, str], tmp_path: Path
+    name: str, args: tuple[str, ...], report: Path, repo: Path, env: dict[str, str], tmp_path: Path
 ) -> set[str]:
     process = subprocess.Popen(
-        [str(VENV_BIN / "python"), "-c", CHILD, str(report), name],
+        [str(VENV_BIN / "python"), "-c", CHILD, str(report), name, *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=open(tmp_path / "stderr.log", "wb"),  # noqa: SIM115 - the child owns it
@@ -122,9 +130,9 @@ def test_the_frameworks_themselves_import_none_of_the_deferred_modules():
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the child reports on SIGUSR1")
-@pytest.mark.parametrize("name", sorted(discover_servers()))
-def test_answering_initialize_imports_none_of_the_deferred_modules(name, tmp_path):
-    modules = modules_when_initialized(name, tmp_path)
+@pytest.mark.parametrize(("name", "args"), STARTS)
+def test_answering_initialize_imports_none_of_the_deferred_modules(name, args, tmp_path):
+    modules = modules_when_initialized(name, tmp_path, args)
     allowed = NEEDED_BEFORE_INITIALIZE.get(name, {})
     early = {
         module: why for module, why in DEFERRED.items() if imported(modules, module) and module not in allowed

@@ -22,11 +22,10 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from sqlalchemy import text
-from sqlalchemy.engine import make_url
-
-from .store import ChangeEvent, TaskStore
+if TYPE_CHECKING:  # SQLAlchemy only on PostgreSQL, where the store opens at start anyway
+    from .store import ChangeEvent, TaskStore
 
 __all__ = ["SUMMARY_URI", "ChangeFeed", "ResourceChange", "project_uri", "task_uri"]
 
@@ -137,6 +136,8 @@ class ChangeFeed:
 
     def _channel_name(self) -> str:
         """One channel per database schema, so stores in different schemas do not hear each other."""
+        from sqlalchemy import text
+
         with self.store.engine.connect() as connection:
             schema = connection.execute(text("SELECT current_schema()")).scalar() or "public"
         return "dockyard_tasks_" + uuid.uuid5(uuid.NAMESPACE_URL, schema).hex[:16]
@@ -162,6 +163,7 @@ class ChangeFeed:
 
     def _listen(self, ready: threading.Event) -> None:
         import psycopg  # PostgreSQL only: a SQLite tracker never imports the driver
+        from sqlalchemy.engine import make_url
 
         url = make_url(self.store.engine.url).set(drivername="postgresql")
         dsn = url.render_as_string(hide_password=False)

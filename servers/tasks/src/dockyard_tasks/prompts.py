@@ -7,7 +7,7 @@ are other people's text: they are fenced (``dockyard_shared.untrusted``) so they
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastmcp import FastMCP
 from pydantic import Field
@@ -17,8 +17,10 @@ from dockyard_shared.toolsets import prompt
 from dockyard_shared.untrusted import fence
 
 from .models import TaskRow
-from .store import TaskFilter, TaskStore
-from .store.rules import parse_project_key
+from .rules import parse_project_key
+
+if TYPE_CHECKING:  # the store may open after initialize (opening.py); prompts read it in worker threads
+    from .store import TaskStore
 
 __all__ = ["register"]
 
@@ -38,6 +40,8 @@ def _lines(rows: list[TaskRow], source: str) -> str:
 
 def register(server: FastMCP, store: TaskStore) -> None:
     def rows(**fields) -> list[TaskRow]:
+        from .store import TaskFilter
+
         return store.list_tasks(TaskFilter(**fields), limit=SHOWN).tasks
 
     @prompt(server)

@@ -11,6 +11,7 @@ Completions offer project keys, task ids, assignees and statuses from the data.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from fastmcp import FastMCP
 from fastmcp.resources import Resource
@@ -20,8 +21,10 @@ from dockyard_shared.offload import run_in_thread
 from dockyard_shared.server import complete_arguments
 
 from .notify import SUMMARY_URI, project_uri
-from .store import TaskStore
-from .store.rules import STATUSES
+from .rules import STATUSES
+
+if TYPE_CHECKING:  # the store may open after initialize (opening.py): it is read in worker threads only
+    from .store import TaskStore
 
 __all__ = ["register"]
 
@@ -56,6 +59,12 @@ class ProjectResources(Provider):
     async def _get_resource(self, uri: str, version=None) -> Resource | None:
         return None
 
+    async def get_tasks(self) -> Sequence[Resource]:
+        # FastMCP asks every provider for background-task components before it serves (to check that a
+        # task engine is installed), which would list the projects, opening the store before initialize
+        # (opening.py). These reads are never background tasks.
+        return []
+
 
 def _project_reader(store: TaskStore, key: str):
     async def read() -> dict:
@@ -78,7 +87,7 @@ def register(server: FastMCP, store: TaskStore) -> None:
     @server.resource(SUMMARY_URI, mime_type=JSON)
     async def summary() -> dict:
         """Every task counted: total, by_status, by_assignee, by_project, overdue, blocked."""
-        return (await run_in_thread(store.summary)).model_dump(exclude_none=True)
+        return (await run_in_thread(lambda: store.summary())).model_dump(exclude_none=True)
 
     @server.resource("project://{key}", mime_type=JSON)
     async def project(key: str) -> dict:

@@ -1,7 +1,12 @@
 """The MCP face of dockyard-tasks: build the store and the change feed, install the toolsets, register
-resources, subscriptions, prompts and completions. Logic lives in ``store/``; tools in ``toolsets/``."""
+resources, subscriptions, prompts and completions. Logic lives in ``store/``; tools in ``toolsets/``.
+
+Nothing here imports the store package at module level: on a database at the newest revision the store
+opens after ``initialize`` (``opening.py``), so its types are imported for type checking only."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from fastmcp import FastMCP
 
@@ -13,10 +18,13 @@ from . import prompts, resources
 from .actors import Actors, ActorTokens
 from .demo import seed_demo
 from .notify import ChangeFeed
+from .opening import open_store
 from .settings import READ, WRITE, Settings
-from .store import TaskFilter, TaskStore
 from .subscriptions import Subscriptions
 from .toolsets import read, write
+
+if TYPE_CHECKING:
+    from .store import TaskStore
 
 __all__ = ["create_server"]
 
@@ -28,8 +36,9 @@ totals; changes_since catches up on what others changed."""
 
 
 def create_server(settings: Settings, *, store: TaskStore | None = None) -> FastMCP:
-    store = store or TaskStore(settings.database_url, limits=settings.limits)
-    if settings.demo:
+    if store is None:
+        store = open_store(settings)  # seeds --demo's sample project when it is missing
+    elif settings.demo:
         seed_demo(store)
     actors = Actors(settings.actor, settings.actors)
     server = new_server("dockyard-tasks", instructions=INSTRUCTIONS, distribution="dockyard-tasks")
@@ -51,9 +60,11 @@ def create_server(settings: Settings, *, store: TaskStore | None = None) -> Fast
 
 
 def warm_up(store: TaskStore) -> None:
-    """Once ``initialize`` has been answered (:mod:`dockyard_shared.warmup`): the two reads the instructions
-    send the model to first, list_projects and list_tasks. Their first run in a process compiles their
-    statements into SQLAlchemy's cache, 4–7 ms more than the next (bench/startup); other tools' first calls
-    still pay their own."""
+    """Once ``initialize`` has been answered (:mod:`dockyard_shared.warmup`): open the store if it was left
+    to open late (``opening.py``), then the two reads the instructions send the model to first,
+    list_projects and list_tasks. Their first run in a process compiles their statements into SQLAlchemy's
+    cache, 4–7 ms more than the next (bench/startup); other tools' first calls still pay their own."""
+    from .store import TaskFilter
+
     store.list_projects()
     store.list_tasks(TaskFilter())

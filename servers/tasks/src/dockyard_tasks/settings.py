@@ -15,11 +15,13 @@ from dockyard_shared import InvalidArgument
 from dockyard_shared.paths import user_data_dir
 from dockyard_shared.toolsets import Exposure, Toolset, exposure_from
 
+from .rules import check_name
+
 if TYPE_CHECKING:
     from .store import StoreLimits
 
 # The entry point imports this module (and so does `dockyard list`): the store, SQLAlchemy and Alembic
-# are imported only when a server is built (settings_from, create_server).
+# are imported only when a server is built, and then only when its database needs them (opening.py).
 
 __all__ = [
     "ACTORS_ENV",
@@ -69,8 +71,6 @@ def _default_actor() -> str:
 
 
 def read_actors(path: str) -> dict[str, str]:
-    from .store.rules import check_name
-
     try:
         raw = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
@@ -112,11 +112,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def settings_from(args: argparse.Namespace) -> Settings:
-    from .store.engine import normalise_url
-    from .store.rules import check_name
+def database_url(url: str) -> str:
+    """``url`` as the store uses it, or InvalidArgument saying why not. A plain ``sqlite:///path`` is that
+    already; any other URL is parsed and normalised by SQLAlchemy's parser, imported for it."""
+    from .opening import simple_sqlite_path
 
-    url = normalise_url(args.database_url) if args.database_url else default_database_url()
+    if simple_sqlite_path(url) is not None:
+        return url
+    from .store.engine import normalise_url
+
+    return normalise_url(url)
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    url = database_url(args.database_url) if args.database_url else default_database_url()
     actor = check_name(args.actor, field="--actor") if args.actor else _default_actor()
     actors = read_actors(args.actors) if getattr(args, "actors", None) else {}
     if actors and getattr(args, "auth_token", None):

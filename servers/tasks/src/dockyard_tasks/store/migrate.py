@@ -12,9 +12,6 @@ write lock (``BEGIN IMMEDIATE``), so exactly one of them migrates and the others
 
 from __future__ import annotations
 
-import re
-from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, inspect, text
@@ -22,14 +19,14 @@ from sqlalchemy.exc import DBAPIError
 
 from dockyard_shared import Conflict
 
+from ..migrations import MIGRATIONS, newest_revision
 from .engine import WRITE, is_postgres, shown_url
 
 if TYPE_CHECKING:  # Alembic is imported only when there is something to migrate (see migrate)
     from alembic.config import Config
 
-__all__ = ["head_revision", "migrate", "migrate_to"]
+__all__ = ["head_revision", "migrate", "migrate_to", "newest_revision"]
 
-MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 # Any fixed number: the advisory lock that serialises migrations across replicas.
 _MIGRATION_LOCK = 0x646F636B7461736B  # "docktask"
 
@@ -46,19 +43,6 @@ def head_revision() -> str:
     from alembic.script import ScriptDirectory
 
     return ScriptDirectory.from_config(_config()).get_current_head() or ""
-
-
-@cache
-def newest_revision() -> str:
-    """The head revision read from the migration files' ``revision`` and ``down_revision`` lines, without
-    importing Alembic (tests/tasks/test_migrations.py checks it against Alembic's :func:`head_revision`)."""
-    revisions, parents = set(), set()
-    for script in (MIGRATIONS / "versions").glob("*.py"):
-        source = script.read_text(encoding="utf-8")
-        revisions.update(re.findall(r"^revision\s*=\s*[\"']([^\"']+)[\"']", source, re.MULTILINE))
-        parents.update(re.findall(r"^down_revision\s*=\s*[\"']([^\"']+)[\"']", source, re.MULTILINE))
-    heads = revisions - parents
-    return heads.pop() if len(heads) == 1 else ""
 
 
 def migrate(engine: Engine) -> None:

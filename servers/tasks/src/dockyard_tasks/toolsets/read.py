@@ -1,9 +1,12 @@
-"""The read toolset: projects, tasks, the next task, the change feed and exports. Changes nothing."""
+"""The read toolset: projects, tasks, the next task, the change feed and exports. Changes nothing.
+
+The store is read in worker threads only (``run_in_thread(lambda: store...)``): the first read may open it
+(``opening.py``), which the event loop must not wait for."""
 
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
@@ -14,9 +17,11 @@ from dockyard_shared.toolsets import ToolRegistrar
 
 from ..actors import Actors
 from ..models import ChangePage, NextTask, ProjectExport, ProjectList, TaskDetail, TaskPage
-from ..store import TaskFilter, TaskStore
-from ..store.rules import check_status, parse_date, parse_project_key, parse_task_id
+from ..rules import check_status, parse_date, parse_project_key, parse_task_id
 from .params import ProjectKey, Status, TaskId
+
+if TYPE_CHECKING:
+    from ..store import TaskStore
 
 __all__ = ["register"]
 
@@ -35,7 +40,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
         Returns: key, name, description, tasks, open, created_at per project.
         Limits: the first 200 projects by key.
         """
-        return await run_in_thread(store.list_projects)
+        return await run_in_thread(lambda: store.list_projects())
 
     @tools.tool(annotations=READ_ONLY)
     async def list_tasks(
@@ -62,6 +67,8 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
         Limits: 50 rows a page (≤ 200), ~60,000 characters; pass next_cursor with the same
         filters for more. sort=updated is newest first.
         """
+        from ..store import TaskFilter  # imported by the store's opening, at the latest (opening.py)
+
         statuses_wanted = tuple(dict.fromkeys([*([status] if status else []), *(statuses or [])]))
         query = TaskFilter(
             project=parse_project_key(project) if project else None,

@@ -1,8 +1,11 @@
-"""The write toolset: create, change, comment, link, import, and delete (after the user confirms)."""
+"""The write toolset: create, change, comment, link, import, and delete (after the user confirms).
+
+As in the read toolset, the store is used in worker threads only, and its types are imported where a call
+needs them: the store may open after ``initialize`` (``opening.py``), and its package imports SQLAlchemy."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastmcp import Context
 from fastmcp.dependencies import CurrentContext
@@ -24,8 +27,10 @@ from ..models import (
     TaskRow,
     UpdateResult,
 )
-from ..store import TaskChanges, TaskDraft, TaskStore
 from .params import ExpectedVersion, Force, Priority, ProjectKey, Status, TaskId
+
+if TYPE_CHECKING:
+    from ..store import TaskDraft, TaskStore
 
 __all__ = ["register"]
 
@@ -48,6 +53,8 @@ class NewTask(BaseModel):
     blocked_by: list[str] = Field(default=[], description="Task ids or @N.")
 
     def draft(self) -> TaskDraft:
+        from ..store import TaskDraft
+
         return TaskDraft(
             project=self.project,
             title=self.title,
@@ -101,6 +108,8 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
         Returns: the task with its new id and version 1.
         Limits: title ≤ 300, description ≤ 20,000 characters; ≤ 20 labels.
         """
+        from ..store import TaskDraft
+
         draft = TaskDraft(
             project=project,
             title=title,
@@ -151,6 +160,8 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
         Returns: the task, changed (field names), version.
         Limits: status changes follow the allowed transitions; done needs its blockers closed or force.
         """
+        from ..store import TaskChanges
+
         changes = TaskChanges(
             title=title,
             description=description,

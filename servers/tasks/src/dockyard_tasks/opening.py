@@ -1,0 +1,149 @@
+"""Opening the store at start-up, without making ``initialize`` wait for SQLAlchemy when nothing needs it.
+
+Why: the store (``store/``: SQLAlchemy, its ORM and our queries) is the costliest import of a start (~230 ms
+of traced import time, bench/startup), and answering ``initialize`` or ``tools/list`` needs none of it.
+
+How: a SQLite file already at the newest schema revision (every start but a database's first) is checked
+with the standard ``sqlite3`` module: one query of ``alembic_version`` against the head the shipped
+migration files name, and with ``--demo`` one for the sample project. The server then serves a
+:class:`LazyStore`, and the store itself is opened by the warm-up (``dockyard_shared.warmup``) or by the
+first call that needs it, whichever comes first. Everything else opens the store at start, as before, so
+that its errors stop the server with the reason: a new or older database (to migrate), a revision this
+version does not know, a file that is not a database, PostgreSQL, a URL only SQLAlchemy parses.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from .demo import DEMO_KEY, seed_demo
+from .migrations import newest_revision
+
+if TYPE_CHECKING:
+    from .settings import Settings
+    from .store import ChangeEvent, TaskStore
+
+__all__ = ["LazyStore", "open_store", "ready_sqlite_file", "simple_sqlite_path"]
+
+log = logging.getLogger(__name__)
+
+# sqlite:///path where SQLAlchemy neither decodes nor re-quotes anything: no percent-escape, query or
+# character its rendering quotes (tests/tasks/test_opening.py holds the two parsers to the same answer).
+_SIMPLE_SQLITE_URL = re.compile(r"sqlite:///([\w ./~+-]+)", re.ASCII)
+_BUSY_TIMEOUT_S = 10.0  # as the store's engine (store/engine.py)
+
+
+def simple_sqlite_path(url: str) -> str | None:
+    """The file a plain ``sqlite:///path`` URL names, as SQLAlchemy would read it; None for any other URL."""
+    match = _SIMPLE_SQLITE_URL.fullmatch(url)
+    return match.group(1) if match else None
+
+
+def ready_sqlite_file(path: str, *, project: str | None = None) -> bool:
+    """Whether the SQLite file at ``path`` is a tasks database at the newest revision (holding ``project``,
+    when given). Any doubt — no file, an error, another revision — answers False: the store's own open then
+    migrates, or refuses with the reason."""
+    newest = newest_revision()
+    file = Path(path)
+    if not newest or not file.is_file():
+        return False
+    try:
+        # mode=rw: never create a file here (the store's open creates a new database, and reports why not).
+        connection = sqlite3.connect(f"{file.resolve().as_uri()}?mode=rw", uri=True, timeout=_BUSY_TIMEOUT_S)
+    except sqlite3.Error:
+        return False
+    try:
+        versions = [row[0] for row in connection.execute("SELECT version_num FROM alembic_version")]
+        if versions != [newest]:
+            return False
+        if project is not None:
+            return (
+                connection.execute("SELECT 1 FROM projects WHERE key = ?", (project,)).fetchone() is not None
+            )
+        return True
+    except sqlite3.Error:
+        return False
+    finally:
+        connection.close()
+
+
+def open_store(settings: Settings) -> TaskStore:
+    """The store ``settings`` name, with the sample project under ``--demo`` (see the module docstring)."""
+    path = simple_sqlite_path(settings.database_url)
+    if path is not None and ready_sqlite_file(path, project=DEMO_KEY if settings.demo else None):
+        # The handle answers for the store (it forwards every attribute): typed as what it stands for.
+        return cast("TaskStore", LazyStore(lambda: _task_store(settings)))
+    store = _task_store(settings)
+    if settings.demo:
+        seed_demo(store)
+    return store
+
+
+def _task_store(settings: Settings) -> TaskStore:
+    from .store import TaskStore
+
+    return TaskStore(settings.database_url, limits=settings.limits)
+
+
+class LazyStore:
+    """Stands for a :class:`~dockyard_tasks.store.TaskStore` not opened yet.
+
+    Reading any attribute the handle does not define opens the store, in whichever thread reads first
+    (the others wait for it), and returns the store's own; a failed open is raised to that reader and
+    tried again by the next. So read them in a worker thread, as the tools do (``run_in_thread(lambda:
+    store.list_tasks(...))``): opening takes a few hundred milliseconds the event loop must not wait for.
+    Subscribing does not open it: listeners hear the store's changes once it is open (there are none
+    before). Only SQLite files are opened late, hence ``postgres``.
+    """
+
+    postgres = False
+
+    def __init__(self, opener: Callable[[], TaskStore]) -> None:
+        self._opener = opener
+        self._store: TaskStore | None = None
+        self._lock = threading.Lock()
+        self._listeners: dict[int, Callable[[ChangeEvent], None]] = {}
+
+    @property
+    def is_open(self) -> bool:
+        return self._store is not None
+
+    def opened(self) -> TaskStore:
+        store = self._store
+        if store is None:
+            with self._lock:
+                if self._store is None:
+                    store = self._opener()
+                    store.subscribe(self._publish)
+                    self._store = store
+                store = self._store
+        return store
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for what the handle itself lacks: the store's public methods and attributes.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.opened(), name)
+
+    def subscribe(self, listener: Callable[[ChangeEvent], None]) -> Callable[[], None]:
+        """As :meth:`TaskStore.subscribe`, without opening the store."""
+        token = id(listener)
+        self._listeners[token] = listener
+        return lambda: self._listeners.pop(token, None)
+
+    def _publish(self, event: ChangeEvent) -> None:
+        for listener in list(self._listeners.values()):
+            try:
+                listener(event)
+            except Exception:  # as TaskStore.publish: one broken listener must not silence the others
+                log.exception("change listener failed")
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
