@@ -88,6 +88,21 @@ def test_a_read_only_toolset_cannot_hold_a_tool_that_writes():
         install(new_server("t", instructions="t"), Exposure(), {Toolset("r", "r", read_only=True): register})
 
 
+def test_a_toolset_left_off_is_not_registered_unless_a_tool_is_named():
+    """Its register function may import what only its tools need: a default start does not call it."""
+    calls: list[str] = []
+    toolsets = {
+        Toolset("on", "on", read_only=True): lambda tools: calls.append("on"),
+        Toolset("off", "off", read_only=True, default=False): lambda tools: calls.append("off"),
+    }
+    install(new_server("t", instructions="t"), Exposure(), toolsets)
+    assert calls == ["on"]
+    # A named tool may be in any toolset: each one is registered, to find it (or refuse the name).
+    with pytest.raises(InvalidArgument, match="Unknown tool 'nowhere'"):
+        install(new_server("t", instructions="t"), Exposure(exclude_tools=("nowhere",)), toolsets)
+    assert calls == ["on", "on", "off"]
+
+
 def test_the_flags_parse_comma_lists_and_repeats_and_round_trip_to_a_command_line():
     args = entry.parser().parse_args(
         [

@@ -38,6 +38,8 @@ DEFERRED = {
     "jsonschema": "the MCP client side's output-schema validation",
     "fastmcp.client": "FastMCP's client, which no server needs",
     "griffe": "FastMCP's docstring parsing, for a docstring with sections (ours have none: dockyard_shared.toolsets)",
+    "dockyard_git.github_models": "the git server's GitHub toolset, served only with a token",
+    "dockyard_git.remote_models": "the git server's remote toolset, off by default (--allow-remote)",
 }
 
 # What a server imports before initialize on purpose, and why (kept short: each entry is start-up time).
@@ -78,6 +80,7 @@ def modules_when_initialized(name: str, tmp_path: Path, args: tuple[str, ...] = 
     repo.mkdir(exist_ok=True)
     subprocess.run(["git", "init", "-q", str(repo)], check=True)  # the git server's default root is the cwd
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "FASTMCP_CHECK_FOR_UPDATES": "off"}
+    env.pop("GITHUB_TOKEN", None)  # the default start: no token, so the git server's GitHub toolset is off
     _initialized_modules(name, args, tmp_path / "first.json", repo, env, tmp_path)
     return _initialized_modules(name, args, tmp_path / "second.json", repo, env, tmp_path)
 

@@ -271,8 +271,12 @@ def install(
 
     seen: dict[str, Toolset] = {}
     installed: list[str] = []
+    # With no tool named on the command line, a toolset left off registers nothing and has no name to
+    # check, so its register function is not called: a server can import that toolset's module in it,
+    # off the path to ``initialize`` (dockyard-git's remote toolset and its models: ~5 ms).
+    names_given = bool(exposure.tools or exposure.exclude_tools)
     for toolset, register in registrations.items():
-        if toolset.name in unavailable:
+        if toolset.name in unavailable or not (names_given or toolset.name in enabled):
             continue
         registrar = ToolRegistrar(server, toolset, wanted, seen, installed)
         register(registrar)

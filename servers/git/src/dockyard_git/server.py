@@ -3,6 +3,9 @@ selected, and registers resources and prompts over it."""
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+
 from fastmcp import FastMCP
 
 from dockyard_shared.server import new_server
@@ -13,7 +16,7 @@ from . import prompts, resources
 from .context import GitContext
 from .roots import ClientRootsMiddleware
 from .settings import GITHUB, READ, REMOTE, WRITE, Settings, writes_served
-from .toolsets import github, local, remote, writes
+from .toolsets import local
 
 __all__ = ["create_server"]
 
@@ -29,11 +32,12 @@ def create_server(settings: Settings) -> FastMCP:
     install(
         server,
         settings.exposure,
+        # The toolsets off by default are imported only when installed (their models take ~10 ms to build).
         {
             READ: lambda registrar: local.register(registrar, git),
-            WRITE: lambda registrar: writes.register(registrar, git),
-            GITHUB: lambda registrar: github.register(registrar, git),
-            REMOTE: lambda registrar: remote.register(
+            WRITE: lambda registrar: _toolset("writes").register(registrar, git),
+            GITHUB: lambda registrar: _toolset("github").register(registrar, git),
+            REMOTE: lambda registrar: _toolset("remote").register(
                 registrar, git, writes=writes_served(settings.exposure)
             ),
         },
@@ -48,3 +52,7 @@ def create_server(settings: Settings) -> FastMCP:
     resources.register(server, git, roots)
     prompts.register(server, git)
     return server
+
+
+def _toolset(name: str) -> ModuleType:
+    return importlib.import_module(f".toolsets.{name}", __package__)

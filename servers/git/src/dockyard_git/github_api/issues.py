@@ -20,7 +20,7 @@ from ..github_fields import (
     title_and_body,
     url_of,
 )
-from ..models import Comment, IssueDetail, IssueList, IssueSummary
+from ..github_models import Comment, IssueDetail, IssueList, IssueSummary
 from ..settings import (
     MAX_COMMENT_CHARS,
     MAX_COMMENTS_CHARS,

@@ -20,7 +20,7 @@ from ..github_fields import (
     title_and_body,
     url_of,
 )
-from ..models import ChangedFile, CheckResult, PullDetail, PullList, PullSummary
+from ..github_models import ChangedFile, CheckResult, PullDetail, PullList, PullSummary
 from ..settings import (
     FILES_PER_REPLY,
     GITHUB_MAX_LISTED_FILES,
