@@ -15,6 +15,7 @@ version does not know, a file that is not a database, PostgreSQL, a URL only SQL
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sqlite3
 import threading
@@ -52,6 +53,10 @@ def ready_sqlite_file(path: str, *, project: str | None = None) -> bool:
     newest = newest_revision()
     file = Path(path)
     if not newest or not file.is_file():
+        return False
+    # The store writes at its open (ANALYZE) and SQLite's WAL files go beside the database: a file or folder
+    # this process cannot write is opened at start, where the failure is reported.
+    if not (os.access(file, os.W_OK) and os.access(file.resolve().parent, os.W_OK)):
         return False
     try:
         # mode=rw: never create a file here (the store's open creates a new database, and reports why not).
