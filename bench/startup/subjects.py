@@ -90,7 +90,15 @@ def our_plans(demo: Path, fake_api: str | None) -> dict[str, tuple[list[str], li
             [("list_tables", {}), ("describe_table", {"table": DEMO_TABLE}), ("query", {"sql": sql})],
         ),
         "git": (["--root", str(git_checkout())], [("git_status", {}), ("git_log", {"max_count": 10})]),
-        "tasks": (["--demo"], [("list_projects", {}), ("list_tasks", {})]),
+        "tasks": (
+            ["--demo"],
+            [
+                ("list_projects", {}),
+                ("list_tasks", {}),
+                ("get_task", {"task_id": "TASK-1"}),
+                ("next_task", {}),
+            ],
+        ),
         "name-origin": (name_origin, [("predict_origin", {"name": "maria"}), ("quota_status", {})]),
     }
 
