@@ -102,7 +102,7 @@ def test_list_tasks_filters(store):
     assert ids(text="l_g") == []  # "log" would match if _ were a wildcard
     assert ids(due_before=datetime(2026, 2, 1).date()) == ["WEB-1"]
     assert ids(due_after=datetime(2026, 2, 1).date()) == ["WEB-2"]
-    from dockyard_tasks.store.rules import parse_task_id
+    from dockyard_tasks.rules import parse_task_id
 
     assert ids(parent=parse_task_id("WEB-1")) == ["WEB-3"]
     assert ids(sort="due") == ["WEB-1", "WEB-2", "WEB-3", "API-1"]

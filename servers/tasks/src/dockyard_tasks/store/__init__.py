@@ -40,13 +40,13 @@ from ..models import (
     TaskPage,
     UpdateResult,
 )
+from ..rules import check_name, format_task_id, parse_project_key, parse_task_id
 from . import detail, feed, mutations, queries, summary, transfer
 from .engine import WRITE, is_postgres, make_engine, shown_url
 from .history import Announce, ChangeEvent, Recorder
 from .migrate import migrate
 from .mutations import TaskChanges, TaskDraft
 from .queries import TaskFilter
-from .rules import check_name, format_task_id, parse_project_key, parse_task_id
 from .schema import Project, Task
 
 __all__ = ["ChangeEvent", "StoreLimits", "TaskChanges", "TaskDraft", "TaskFilter", "TaskStore"]

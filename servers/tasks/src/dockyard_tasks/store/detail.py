@@ -14,8 +14,8 @@ from sqlalchemy import Connection, bindparam, func, literal_column, select, unio
 from sqlalchemy.orm import aliased
 
 from ..models import CommentEntry, RelatedTask, TaskDetail
+from ..rules import OPEN, TaskRef, format_task_id, priority_name, task_not_found
 from .history import change_entry, iso
-from .rules import OPEN, TaskRef, format_task_id, priority_name, task_not_found
 from .schema import Activity, Comment, Dependency, Label, Project, Task
 
 __all__ = ["get_task"]

@@ -17,7 +17,7 @@ from sqlalchemy import Connection, TextClause, bindparam, insert, select, text, 
 from sqlalchemy.orm import Session
 
 from ..models import ChangeEntry
-from .rules import format_task_id
+from ..rules import format_task_id
 from .schema import Activity, Feed
 
 __all__ = [

@@ -23,10 +23,7 @@ from sqlalchemy.orm import Session, aliased
 from dockyard_shared import Conflict, InvalidArgument
 
 from ..models import CommentEntry, CommentResult, DeleteResult, DependencyResult, ProjectInfo, TaskRow
-from .graph import find_cycle, lock_graph, parent_loop, waits_on
-from .history import Recorder, changes_after_version, describe_changes, iso
-from .queries import find_task, open_blockers, project_id_of, related, task_ids
-from .rules import (
+from ..rules import (
     DEFAULT_PRIORITY,
     MAX_COMMENT,
     MAX_DESCRIPTION,
@@ -45,6 +42,9 @@ from .rules import (
     priority_rank,
     task_not_found,
 )
+from .graph import find_cycle, lock_graph, parent_loop, waits_on
+from .history import Recorder, changes_after_version, describe_changes, iso
+from .queries import find_task, open_blockers, project_id_of, related, task_ids
 from .schema import Comment, Dependency, Label, Project, Task
 
 __all__ = ["TaskChanges", "TaskDraft"]

@@ -25,8 +25,8 @@ from ..models import (
     TaskPage,
     TaskRow,
 )
+from ..rules import OPEN, TaskRef, format_task_id, priority_name, task_not_found
 from .history import iso
-from .rules import OPEN, TaskRef, format_task_id, priority_name, task_not_found
 from .schema import Dependency, Label, Project, Task, TaskCount
 
 __all__ = [

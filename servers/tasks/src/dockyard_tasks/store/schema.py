@@ -25,7 +25,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from .rules import PRIORITIES, STATUSES
+from ..rules import PRIORITIES, STATUSES
 
 __all__ = [
     "Activity",

@@ -28,8 +28,8 @@ from sqlalchemy import (
 )
 
 from ..models import Summary
+from ..rules import OPEN, STATUSES
 from .queries import project_id_of
-from .rules import OPEN, STATUSES
 from .schema import Project, Task, TaskCount, TaskDueCount
 
 __all__ = ["summary"]

@@ -18,10 +18,7 @@ from sqlalchemy.orm import Session
 from dockyard_shared import Conflict, InvalidArgument, decode_cursor, encode_cursor, json_size
 
 from ..models import ExportDocument, ImportResult, ProjectExport, TaskDoc
-from .graph import find_cycle
-from .history import Recorder, iso
-from .queries import find_project, find_task
-from .rules import (
+from ..rules import (
     MAX_COMMENT,
     MAX_DESCRIPTION,
     MAX_TITLE,
@@ -36,6 +33,9 @@ from .rules import (
     priority_name,
     priority_rank,
 )
+from .graph import find_cycle
+from .history import Recorder, iso
+from .queries import find_project, find_task
 from .schema import Activity, Comment, Dependency, Label, Project, Task
 
 __all__ = ["FORMAT", "export_page", "import_document"]
