@@ -18,8 +18,8 @@ from dockyard_tasks.opening import LazyStore, open_store, ready_sqlite_file, sim
 from dockyard_tasks.settings import Settings
 from dockyard_tasks.store import TaskStore
 from dockyard_tasks.store.engine import normalise_url
-from tests.harness import ERAS, open_session
-from tests.tasks.helpers import Inbox, make_server, tasks_launch
+from tests.harness import open_session
+from tests.tasks.helpers import make_server, tasks_launch
 
 
 @pytest.mark.parametrize(
@@ -160,21 +160,6 @@ async def test_tools_and_resources_work_on_a_store_opened_late(sqlite_url, era):
         assert [t["title"] for t in page["tasks"]] == ["Zebra crossing"]
         summary = json.loads(await session.read_resource("project://tasks/summary"))
         assert summary["total"] == 10
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("era", ERAS)
-async def test_subscribers_hear_changes_when_the_store_opened_after_initialize(sqlite_url, era):
-    store = TaskStore(sqlite_url)
-    seed_demo(store)
-    store.close()
-    inbox = Inbox()
-    async with (
-        open_session(tasks_launch(sqlite_url, "--demo"), era=era, message_handler=inbox.handle) as session,
-        inbox.subscribed(session, ["task://TASK-2", "project://tasks/summary"]),
-    ):
-        await session.call_ok("update_task", {"task_id": "TASK-2", "title": "Copy, final"})
-        await inbox.wait_for("task://TASK-2", "project://tasks/summary")
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ from sqlalchemy import text
 from dockyard_shared.runner import authenticate_themselves, check_exposure, http_options
 from dockyard_tasks.__main__ import entry as tasks_entry
 from dockyard_tasks.actors import ActorTokens
+from dockyard_tasks.demo import seed_demo
 from dockyard_tasks.store import TaskStore
 from dockyard_tasks.store.engine import make_engine
 from dockyard_tasks.store.migrate import migrate_to
@@ -133,7 +134,13 @@ def test_a_lan_bind_is_allowed_with_actor_tokens_and_refused_without_any_token(s
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_subscribers_over_stdio_hear_changes(sqlite_url, era):
+@pytest.mark.parametrize("start", ["first", "later"])
+async def test_subscribers_over_stdio_hear_changes(sqlite_url, era, start):
+    if start == "later":
+        # A file at the newest revision: the store opens after initialize (opening.py), not before.
+        store = TaskStore(sqlite_url)
+        seed_demo(store)
+        store.close()
     inbox = Inbox()
     async with (
         open_session(tasks_launch(sqlite_url, "--demo"), era=era, message_handler=inbox.handle) as session,
