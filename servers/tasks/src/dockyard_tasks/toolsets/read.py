@@ -95,7 +95,9 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
         Returns: the task; open_blockers (not yet done); history: what, old → new, when, who.
         Limits: the latest 20 comments and changes, the first 50 subtasks and blocked tasks.
         """
-        return await run_in_thread(lambda: store.get_task(task_id))
+        # On SQLite a point read is answered on the event loop when it cannot wait (get_task_at_once).
+        found = store.get_task_at_once(task_id)
+        return found if found is not None else await run_in_thread(lambda: store.get_task(task_id))
 
     @tools.tool(annotations=READ_ONLY)
     async def next_task(
