@@ -70,20 +70,20 @@ class ChangeEvent:
         return bool(self.created or self.deleted or self.new_projects)
 
 
-# Built once (their compiled forms are cached): the history is written with plain Core statements,
-# whether the write ran through the ORM (a Session) or on a plain connection.
+# Built once (their compiled forms are cached): the history is written with plain Core statements on the
+# write's connection, whether its changes went through the ORM (a Session joined to it) or not.
 _NEXT_REVISION = update(Feed).where(Feed.id == 1).values(revision=Feed.revision + 1).returning(Feed.revision)
 _INSERT_ACTIVITY = insert(Activity.__table__)
 
 
 @dataclass
 class Recorder:
-    """The history rows of one write transaction, on its Session (ORM writes) or its plain connection.
+    """The history rows of one write transaction, written on its connection.
 
     A task it is told about is anything with ``id``, ``number`` and ``version`` (an ORM ``Task``, or
     the plain state the Core write paths keep)."""
 
-    session: Session | Connection
+    connection: Connection
     actor: str
     now: datetime
     rows: list[dict[str, Any]] = field(default_factory=list)
@@ -153,8 +153,6 @@ class Recorder:
         notice go in one statement: each statement is a round trip that wakes the database backend."""
         if not self.rows:
             return ChangeEvent(revision=0)
-        if isinstance(self.session, Session):
-            self.session.flush()  # task ids first, so the lock on feed is held as briefly as possible
         for row, task in self.about:
             row["task_id"], row["task_version"] = task.id, task.version
         event = ChangeEvent(
@@ -170,17 +168,17 @@ class Recorder:
             parameters = {f"{name}_{i}": row[name] for i, row in enumerate(self.rows) for name, _ in _VALUES}
             if notice is not None:
                 parameters.update(channel=notice[0], head=notice[1], tail=notice[2])
-            revision = self.session.execute(
+            revision = self.connection.execute(
                 _recorded(len(self.rows), notify=notice is not None), parameters
             ).scalar_one()
             return replace(event, revision=revision)
-        revision = self.session.execute(_NEXT_REVISION).scalar_one()
+        revision = self.connection.execute(_NEXT_REVISION).scalar_one()
         for row in self.rows:
             row["revision"] = revision
-        self.session.execute(_INSERT_ACTIVITY, self.rows)
+        self.connection.execute(_INSERT_ACTIVITY, self.rows)
         if notice is not None:
             channel, head, tail = notice
-            self.session.execute(_NOTIFY, {"channel": channel, "payload": f"{head}{revision}{tail}"})
+            self.connection.execute(_NOTIFY, {"channel": channel, "payload": f"{head}{revision}{tail}"})
         return replace(event, revision=revision)
 
 
