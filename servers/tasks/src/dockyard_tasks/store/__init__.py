@@ -131,6 +131,7 @@ class TaskStore:
         # SQLite: one connection per thread that reads at once (see get_task_at_once), never waiting.
         self._at_once = threading.local()
         self._at_once_connections: list[Connection] = []
+        self._at_once_lock = threading.Lock()
 
     def _refresh_statistics(self) -> None:
         """SQLite plans by its statistics, which nothing else keeps: sample them at start-up (a few ms;
@@ -141,7 +142,7 @@ class TaskStore:
             connection.exec_driver_sql("ANALYZE")
 
     def close(self) -> None:
-        with self._listener_lock:
+        with self._at_once_lock:
             for connection in self._at_once_connections:
                 connection.invalidate()  # closed, not pooled again with its busy timeout of zero
             self._at_once_connections.clear()
@@ -280,7 +281,7 @@ class TaskStore:
         if connection is None or connection.invalidated or connection.closed:
             connection = connect_without_waiting(self.engine)
             self._at_once.connection = connection
-            with self._listener_lock:
+            with self._at_once_lock:
                 self._at_once_connections.append(connection)
         return connection
 
