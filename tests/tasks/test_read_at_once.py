@@ -13,7 +13,7 @@ import pytest
 from dockyard_tasks.demo import seed_demo
 from dockyard_tasks.server import create_server
 from dockyard_tasks.settings import Settings
-from dockyard_tasks.store import TaskStore
+from dockyard_tasks.store import StoreLimits, TaskDraft, TaskStore
 from tests.harness import ERAS, open_session
 
 
@@ -25,6 +25,33 @@ def test_a_task_read_at_once_is_the_task_read_in_a_worker(store: TaskStore):
             assert at_once is None  # network round trips and a pool: always a worker thread
         else:
             assert at_once == store.get_task(task_id)
+
+
+def test_every_part_of_a_task_read_at_once_equals_the_read_through_sqlalchemy(sqlite_url):
+    """The at-once read runs the same statements on the driver's connection (store/prepared.py): dates,
+    timestamps, counts, related tasks, labels, comments, history and the cut notes must come out equal."""
+    store = TaskStore(sqlite_url, limits=StoreLimits(related=3, history=4))
+    store.create_project("WEB", "Web", actor="ann")
+    store.create_tasks(
+        [
+            TaskDraft(project="WEB", title="Parent", labels=["ops", "bug"], due="2026-12-01"),
+            TaskDraft(project="WEB", title="Blocker", description="x" * 1_500, assignee="bo"),
+            *[TaskDraft(project="WEB", title=f"Child {n}", parent="@0", blocked_by=["@1"]) for n in range(5)],
+        ],
+        actor="ann",
+    )
+    for n in range(6):
+        store.add_comment("WEB-1", f"comment {n}: 'quoted' \"double\" ünïcode", actor="bo")
+    store.add_dependency("WEB-1", "WEB-2", actor="ann")
+    store.set_status("WEB-2", "in_progress", actor="bo")
+    for task_id in [f"WEB-{n}" for n in range(1, 8)]:
+        at_once = store.get_task_at_once(task_id)
+        assert at_once is not None and at_once == store.get_task(task_id)
+    parent = store.get_task_at_once("WEB-1")
+    assert parent.due == "2026-12-01" and parent.labels == ["bug", "ops"] and parent.subtasks_total == 5
+    assert parent.note and "3 of 5 subtasks" in parent.note and "4 of 6 comments" in parent.note
+    assert parent.open_blockers == ["WEB-2"] and parent.created_at.endswith("Z")
+    store.close()
 
 
 def test_an_unknown_task_read_at_once_is_refused_as_in_a_worker(sqlite_url):

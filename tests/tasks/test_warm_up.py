@@ -23,5 +23,8 @@ def test_the_warm_up_reads_every_path_of_an_empty_store_and_writes_nothing(store
 def test_the_warm_up_also_reads_a_task_and_a_project_when_there_are_some(store: TaskStore):
     seed_demo(store)
     before = _fingerprint(store)
-    assert sum(1 for _ in warm_up(store, "ann")) == 6  # and get_task, and the first project's summary
+    # and get_task (both ways: through SQLAlchemy, and at once), and the first project's summary
+    assert sum(1 for _ in warm_up(store, "ann")) == 7
     assert _fingerprint(store) == before
+    # On SQLite the read at once prepared its statements for the driver, so a first get_task does not.
+    assert (store._prepared_detail is not None) is (not store.postgres)

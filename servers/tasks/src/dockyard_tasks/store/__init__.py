@@ -47,6 +47,7 @@ from .engine import WRITE, connect_without_waiting, is_postgres, make_engine, sh
 from .history import Announce, ChangeEvent, Recorder
 from .migrate import migrate
 from .mutations import TaskChanges, TaskDraft
+from .prepared import PreparedSelects
 from .queries import TaskFilter
 from .schema import Project, Task
 
@@ -132,6 +133,7 @@ class TaskStore:
         self._at_once = threading.local()
         self._at_once_connections: list[Connection] = []
         self._at_once_lock = threading.Lock()
+        self._prepared_detail: PreparedSelects | None = None
 
     def _refresh_statistics(self) -> None:
         """SQLite plans by its statistics, which nothing else keeps: sample them at start-up (a few ms;
@@ -248,7 +250,10 @@ class TaskStore:
         ref = parse_task_id(task_id)
         with self._reading_connection() as connection:
             return detail.get_task(
-                connection, ref, related_limit=self.limits.related, history_limit=self.limits.history
+                detail.fetch_on(connection),
+                ref,
+                related_limit=self.limits.related,
+                history_limit=self.limits.history,
             )
 
     def get_task_at_once(self, task_id: str) -> TaskDetail | None:
@@ -265,25 +270,45 @@ class TaskStore:
         if self.postgres:
             return None
         ref = parse_task_id(task_id)
+        # The driver's connection, with the statements prepared for it (prepared.py): SQLAlchemy's own
+        # execution path cost more than the statements.
         try:
-            connection = self._connection_at_once()
-            with connection.begin():
-                return detail.get_task(
-                    connection, ref, related_limit=self.limits.related, history_limit=self.limits.history
-                )
+            driver, prepared = self._connection_at_once()
         except DBAPIError as error:
             if getattr(error.orig, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                 return None
             raise _problem_for(error) from None
+        cursor = driver.cursor()
+        try:
+            cursor.execute("BEGIN")  # one snapshot for the call's statements (autocommit otherwise)
+            try:
+                return detail.get_task(
+                    prepared.fetcher(cursor),
+                    ref,
+                    related_limit=self.limits.related,
+                    history_limit=self.limits.history,
+                )
+            finally:
+                if driver.in_transaction:
+                    driver.rollback()  # it read only: ending it either way releases the snapshot
+        except sqlite3.Error as error:
+            if error.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                log.warning("get_task at once failed, retried in a worker: %s", error)
+            return None  # the worker's get_task waits where this could not, and words any failure
+        finally:
+            cursor.close()
 
-    def _connection_at_once(self) -> Connection:
+    def _connection_at_once(self) -> tuple[sqlite3.Connection, PreparedSelects]:
+        """This thread's never-waiting connection (the driver's), and get_task's statements for it."""
         connection = getattr(self._at_once, "connection", None)
         if connection is None or connection.invalidated or connection.closed:
             connection = connect_without_waiting(self.engine)
             self._at_once.connection = connection
             with self._at_once_lock:
                 self._at_once_connections.append(connection)
-        return connection
+                if self._prepared_detail is None:
+                    self._prepared_detail = PreparedSelects(detail.STATEMENTS, self.engine.dialect)
+        return connection.connection.driver_connection, self._prepared_detail
 
     def next_task(self, assignee: str, project: str | None = None) -> NextTask:
         assignee = check_name(assignee, field="assignee")

@@ -1,16 +1,20 @@
-"""One task in full (get_task, the task:// resource): up to five statements, built once, on a plain connection.
+"""One task in full (get_task, the task:// resource): up to five statements, built once.
 
 Profiling showed the time of a read went to SQLAlchemy building and caching statements and loading ORM
 objects, not to the database: eleven ORM queries cost ~5 ms of CPU where their SQL took ~0.2 ms. So
 the statements here are Core selects built at import (their cache keys and compiled forms are then
 reused), with bound parameters, returning plain rows: the task with its counts, its related
 tasks (parent, blockers, blocked, subtasks — one UNION ALL, each part bounded), labels, comments and
-history.
+history. They run through SQLAlchemy on a plain connection (``fetch_on``), or, for the read on SQLite
+that is answered on the event loop, on the driver's connection as prepared by ``prepared.py``.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, bindparam, func, literal_column, select, union_all
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Select, bindparam, func, literal_column, select, union_all
 from sqlalchemy.orm import aliased
 
 from ..models import CommentEntry, RelatedTask, TaskDetail
@@ -18,7 +22,7 @@ from ..rules import OPEN, TaskRef, format_task_id, priority_name, task_not_found
 from .history import change_entry, iso
 from .schema import Activity, Comment, Dependency, Label, Project, Task
 
-__all__ = ["get_task"]
+__all__ = ["STATEMENTS", "Fetch", "fetch_on", "get_task"]
 
 _other = aliased(Task)
 _TASK = (
@@ -115,24 +119,36 @@ _HISTORY = (
 )
 
 
-def get_task(connection: Connection, ref: TaskRef, *, related_limit: int, history_limit: int) -> TaskDetail:
-    task = connection.execute(_TASK, {"key": ref.key, "number": ref.number}).one_or_none()
-    if task is None:
+STATEMENTS = (_TASK, _RELATED, _LABELS, _COMMENTS, _HISTORY)
+
+Fetch = Callable[[Select, dict[str, Any]], Sequence[Any]]
+
+
+def fetch_on(connection: Connection) -> Fetch:
+    """Run the statements through SQLAlchemy (the other way is ``prepared.PreparedSelects.fetcher``)."""
+    return lambda statement, values: connection.execute(statement, values).all()
+
+
+def get_task(fetch: Fetch, ref: TaskRef, *, related_limit: int, history_limit: int) -> TaskDetail:
+    """``fetch(statement, values)`` runs one of :data:`STATEMENTS` in the caller's read transaction."""
+    found = fetch(_TASK, {"key": ref.key, "number": ref.number})
+    if not found:
         raise task_not_found(str(ref))
+    task = found[0]
     # A statement runs only when the counts above say it has rows to find (most tasks have no comments,
     # many no labels or relations): on PostgreSQL each one is a round trip.
     related: list[list[RelatedTask]] = [[], [], [], []]
     if task.parent_id is not None or task.links_total or task.subtasks_total:
-        rows = connection.execute(
+        rows = fetch(
             _RELATED, {"parent_id": task.parent_id, "task_id": task.id, "related_limit": related_limit}
         )
         for kind, _id, key, number, title, status in rows:
             related[kind].append(RelatedTask(id=format_task_id(key, number), title=title, status=status))
     parent, blocked_by, blocks, subtasks = related
-    labels = connection.execute(_LABELS, {"task_id": task.id}).scalars().all() if task.labels_total else []
+    labels = [row[0] for row in fetch(_LABELS, {"task_id": task.id})] if task.labels_total else []
     limits = {"task_id": task.id, "history_limit": history_limit}
-    comments = connection.execute(_COMMENTS, limits).all() if task.comments_total else []
-    history = connection.execute(_HISTORY, limits).all() if task.history_total else []
+    comments = fetch(_COMMENTS, limits) if task.comments_total else []
+    history = fetch(_HISTORY, limits) if task.history_total else []
 
     cut = []
     if task.comments_total > len(comments):
