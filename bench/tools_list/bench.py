@@ -61,7 +61,9 @@ def our_commands() -> list[tuple[str, list[str]]]:
         script = str(Path(sys.executable).parent / f"dockyard-{name}")
         base = [script, *NEEDS.get(name, [])]
         for toolset in entry.toolsets:
-            commands.append((f"dockyard-{name} --toolsets {toolset.name}", [*base, "--toolsets", toolset.name]))
+            commands.append(
+                (f"dockyard-{name} --toolsets {toolset.name}", [*base, "--toolsets", toolset.name])
+            )
         commands.append((f"dockyard-{name} (default flags)", base))
         commands.append((f"dockyard-{name} --toolsets all", [*base, "--toolsets", "all"]))
     return commands
@@ -72,7 +74,10 @@ def peer_commands(demo: Path) -> list[tuple[str, list[str]]]:
     sqlite_peer = peer_venv("sqlite-peer", ["mcp-server-sqlite==2025.4.25", "mcp<2"])
     return [
         ("mcp-server-git (reference)", [str(git_peer / "bin" / "mcp-server-git"), "--repository", str(ROOT)]),
-        ("mcp-server-sqlite (reference)", [str(sqlite_peer / "bin" / "mcp-server-sqlite"), "--db-path", str(demo)]),
+        (
+            "mcp-server-sqlite (reference)",
+            [str(sqlite_peer / "bin" / "mcp-server-sqlite"), "--db-path", str(demo)],
+        ),
     ]
 
 
@@ -90,7 +95,9 @@ async def main(argv: Sequence[str] | None = None) -> None:
             rows.append(await measure(label, command))
         except Exception as error:  # one server that fails to start must not hide the others' figures
             print(f"{label}: failed to list tools ({type(error).__name__}: {error})", file=sys.stderr)
-    print("| server and flags | tools | mean chars/tool | largest tool | longest description | tools/list reply |")
+    print(
+        "| server and flags | tools | mean chars/tool | largest tool | longest description | tools/list reply |"
+    )
     print("|---|---:|---:|---:|---:|---:|")
     for row in rows:
         print(
