@@ -80,6 +80,8 @@ def measure_stdio(case: Case, warm: int, stderr_path: Path) -> dict[str, float]:
         sample = {"initialize_s": initialized, "initialize_cpu_s": cpu_seconds(server.pid)}
         server.notify("notifications/initialized")
         _, sample["tools_list_s"] = server.request("tools/list", {})
+        # What a host waits for before it can offer the server's tools: the spawn to the tools/list reply.
+        sample["listed_s"] = sample["initialize_s"] + sample["tools_list_s"]
         time.sleep(case.pause)
         sample["idle_cpu_s"] = cpu_seconds(server.pid)
         sample["idle_peak_mb"] = peak_memory_mb(server.pid)
@@ -253,24 +255,26 @@ def report(cases: list[Case], args: argparse.Namespace) -> str:
         "",
         "### spawn → initialize",
         "",
-        "| server | wall ms | CPU ms | wall × ref | CPU × ref | initialize → tools/list ms | idle VmHWM MB | "
-        "bytecode | load avg (min–max) |",
-        "|---|---:|---:|---:|---:|---:|---:|---|---:|",
+        "| server | wall ms | CPU ms | wall × ref | CPU × ref | initialize → tools/list ms | spawn → tools/list ms "
+        "(× ref) | idle VmHWM MB | bytecode | load avg (min–max) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for case in starts:
         if case.errors and not case.samples:
-            lines.append(f"| {case.subject.label} | failed: {case.errors[0][:120]} | | | | | | | |")
+            lines.append(f"| {case.subject.label} | failed: {case.errors[0][:120]} | | | | | | | | |")
             continue
+        listed = median(case.samples, "listed_s")
         lines.append(
             f"| {case.subject.label} | {ms(median(case.samples, 'initialize_s'))} | "
             f"{ms(median(case.samples, 'initialize_cpu_s'))} | {versus(case, 'initialize_s')} | "
             f"{versus(case, 'initialize_cpu_s')} | {ms(median(case.samples, 'tools_list_s'))} | "
+            f"{ms(listed) if listed else '—'} ({versus(case, 'listed_s')}) | "
             f"{median(case.samples, 'idle_peak_mb') or 0:.0f} | {case.subject.bytecode} | {load_range(case.samples)} |"
         )
         if case.subject.kind == "http":
             lines.append(
                 f"| ↳ spawn → /health | {ms(median(case.samples, 'health_s'))} | "
-                f"{ms(median(case.samples, 'health_cpu_s'))} | | | | | | {load_range(case.samples)} |"
+                f"{ms(median(case.samples, 'health_cpu_s'))} | | | | | | | {load_range(case.samples)} |"
             )
     lines += [
         "",

@@ -31,9 +31,9 @@ DEFERRED = {
     "git": "GitPython, the git server's first repository use",
     "github": "PyGithub, the git server's first GitHub call",
     "httpx": "name-origin, on its first upstream request",
-    "jsonref": "FastMCP, when it inlines $ref on tools/list",
+    "jsonref": "FastMCP, for a schema dockyard_shared.schema.inline_local_refs leaves to it (none of ours)",
     "requests": "jsonref's import (remote $ref loading, never used)",
-    "key_value": "FastMCP's session-state store, read on the first list request",
+    "key_value": "FastMCP's session-state store, made on its first write (dockyard_shared.server)",
     "beartype": "key_value's import",
     "jsonschema": "the MCP client side's output-schema validation",
     "fastmcp.client": "FastMCP's client, which no server needs",
@@ -73,20 +73,35 @@ sys.exit(run_server(point.load(), argv))
 """
 
 
-def modules_when_initialized(name: str, tmp_path: Path, args: tuple[str, ...] = ()) -> set[str]:
-    """The modules server ``name`` has imported once its ``initialize`` reply is on stdout, at its second
-    start: the first one may create what later starts find (a sample database, a migrated schema)."""
+# Never imported by listing (nor by the warm-up that starts after it): they made ~130 ms of a first tools/list.
+NOT_FOR_LISTING = ("key_value", "beartype", "jsonref", "requests")
+LISTINGS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
+
+
+def modules_when_initialized(
+    name: str, tmp_path: Path, args: tuple[str, ...] = (), then: tuple[str, ...] = (), settle: float = 0.0
+) -> set[str]:
+    """The modules server ``name`` has imported once its ``initialize`` reply is on stdout (and the replies
+    to the ``then`` requests), at its second start: the first one may create what later starts find (a
+    sample database, a migrated schema), or ``settle`` seconds after those replies."""
     repo = tmp_path / "repo"
     repo.mkdir(exist_ok=True)
     subprocess.run(["git", "init", "-q", str(repo)], check=True)  # the git server's default root is the cwd
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "FASTMCP_CHECK_FOR_UPDATES": "off"}
     env.pop("GITHUB_TOKEN", None)  # the default start: no token, so the git server's GitHub toolset is off
-    _initialized_modules(name, args, tmp_path / "first.json", repo, env, tmp_path)
-    return _initialized_modules(name, args, tmp_path / "second.json", repo, env, tmp_path)
+    _initialized_modules(name, args, tmp_path / "first.json", repo, env, tmp_path, (), 0.0)
+    return _initialized_modules(name, args, tmp_path / "second.json", repo, env, tmp_path, then, settle)
 
 
 def _initialized_modules(
-    name: str, args: tuple[str, ...], report: Path, repo: Path, env: dict[str, str], tmp_path: Path
+    name: str,
+    args: tuple[str, ...],
+    report: Path,
+    repo: Path,
+    env: dict[str, str],
+    tmp_path: Path,
+    then: tuple[str, ...],
+    settle: float,
 ) -> set[str]:
     process = subprocess.Popen(
         [str(VENV_BIN / "python"), "-c", CHILD, str(report), name, *args],
@@ -101,6 +116,16 @@ def _initialized_modules(
         process.stdin.flush()
         reply = json.loads(process.stdout.readline() or b"null")
         assert reply and "result" in reply, (tmp_path / "stderr.log").read_text()
+        if then:
+            process.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        for number, method in enumerate(then, start=2):
+            process.stdin.write(
+                json.dumps({"jsonrpc": "2.0", "id": number, "method": method}).encode() + b"\n"
+            )
+            process.stdin.flush()
+            reply = json.loads(process.stdout.readline() or b"null")
+            assert reply and reply.get("id") == number and "result" in reply, (method, reply)
+        time.sleep(settle)
         process.send_signal(signal.SIGUSR1)
         deadline = time.monotonic() + 60
         while not report.exists():
@@ -141,6 +166,15 @@ def test_answering_initialize_imports_none_of_the_deferred_modules(name, args, t
         module: why for module, why in DEFERRED.items() if imported(modules, module) and module not in allowed
     }
     assert early == {}, f"dockyard-{name} imported these before answering initialize: {early}"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the child reports on SIGUSR1")
+@pytest.mark.parametrize(("name", "args"), STARTS)
+def test_listing_imports_neither_the_session_state_store_nor_jsonref(name, args, tmp_path):
+    # Asked a second after the listings: the warm-up, which starts once they are answered, has had time
+    # to run, and does not import them either.
+    modules = modules_when_initialized(name, tmp_path, args, then=LISTINGS, settle=1.0)
+    assert [module for module in NOT_FOR_LISTING if imported(modules, module)] == []
 
 
 def test_an_entry_points_early_work_runs_before_fastmcp_is_imported():

@@ -28,7 +28,7 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import Tool
 from pydantic import WithJsonSchema
 
-__all__ = ["LeanOutputSchemas", "bulk_list", "nullable_as_type_list", "optional"]
+__all__ = ["ListedSchemas", "bulk_list", "inline_local_refs", "nullable_as_type_list", "optional"]
 
 
 def optional(json_type: str | list[str], description: str | None = None, **extra: Any) -> WithJsonSchema:
@@ -66,20 +66,103 @@ def nullable_as_type_list(schema: Any) -> Any:
     return lean
 
 
-class LeanOutputSchemas(Middleware):
-    """Lists every tool with its output schema passed through :func:`nullable_as_type_list`.
+class _CannotInline(Exception):
+    pass
 
-    Only what clients see changes: the tools keep their schemas. Rewriting costs ~150 µs per listing of
-    nine tools, paid once per session, as FastMCP's own dereferencing pass is.
+
+def inline_local_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each ``{"$ref": "#/$defs/Name", ...}`` replaced by that definition (its sibling
+    keywords, such as a description, kept on top) and the root's ``$defs`` dropped: what FastMCP's
+    ``dereference_refs`` makes of a pydantic schema, for clients that do not follow ``$ref``.
+
+    Why our own: FastMCP's uses jsonref, which imports requests (for remote references a listing never
+    follows), ~30 ms of the first ``tools/list``. Anything this does not cover — a cycle, a reference
+    other than ``#/$defs/…``, a ``discriminator`` — goes to FastMCP's, so the listing is what FastMCP
+    would list either way (tests/shared/test_schema.py compares both on every Dockyard tool).
     """
+    if "$defs" not in schema and not _has_ref(schema):
+        return schema
+    definitions = schema.get("$defs", {})
+
+    def inline(node: Any, seen: frozenset[str]) -> Any:
+        if isinstance(node, list):
+            return [inline(item, seen) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "discriminator" in node:
+            raise _CannotInline
+        ref = node.get("$ref")
+        if ref is None:
+            return {key: inline(value, seen) for key, value in node.items()}
+        name = ref.removeprefix("#/$defs/") if isinstance(ref, str) else None
+        if name is None or name == ref or "/" in name or name not in definitions or name in seen:
+            raise _CannotInline
+        target = inline(definitions[name], seen | {name})
+        siblings = {key: value for key, value in node.items() if key not in ("$ref", "$defs")}
+        if any(isinstance(value, dict | list) for value in siblings.values()):
+            raise _CannotInline  # FastMCP keeps such siblings as written; not worth mirroring
+        return {**target, **siblings} if siblings else target
+
+    try:
+        return {key: inline(value, frozenset()) for key, value in schema.items() if key != "$defs"}
+    except (_CannotInline, RecursionError):
+        from fastmcp.utilities.json_schema import dereference_refs
+
+        return dereference_refs(schema)
+
+
+def _has_ref(node: Any) -> bool:
+    if isinstance(node, dict):
+        return "$ref" in node or any(_has_ref(value) for value in node.values())
+    if isinstance(node, list):
+        return any(_has_ref(item) for item in node)
+    return False
+
+
+class ListedSchemas(Middleware):
+    """What clients see of each schema when tools and resource templates are listed: output schemas
+    passed through :func:`nullable_as_type_list`, then every schema through :func:`inline_local_refs`.
+
+    Replaces FastMCP's own dereferencing pass (``new_server`` turns it off). Only what clients see
+    changes: the components keep their schemas. Each schema is rewritten once per process and
+    remembered (a listing then costs a dictionary lookup per schema).
+    """
+
+    def __init__(self) -> None:
+        self._listed: dict[tuple[int, bool], tuple[Any, Any]] = {}
+
+    def _shown(self, schema: dict[str, Any], *, output: bool) -> dict[str, Any]:
+        key = (id(schema), output)
+        known = self._listed.get(key)
+        if known is not None and known[0] is schema:
+            return known[1]
+        shown = inline_local_refs(nullable_as_type_list(schema) if output else schema)
+        self._listed[key] = (schema, shown)  # the schema is kept too, so its id is not reused
+        return shown
 
     async def on_list_tools(
         self, context: MiddlewareContext, call_next: CallNext[Any, Sequence[Tool]]
     ) -> Sequence[Tool]:
-        return [_lean(tool) for tool in await call_next(context)]
+        return [self._tool(tool) for tool in await call_next(context)]
 
+    async def on_list_resource_templates(
+        self, context: MiddlewareContext, call_next: CallNext[Any, Sequence[Any]]
+    ) -> Sequence[Any]:
+        listed = []
+        for template in await call_next(context):
+            parameters = self._shown(template.parameters, output=False)
+            listed.append(
+                template
+                if parameters is template.parameters
+                else template.model_copy(update={"parameters": parameters})
+            )
+        return listed
 
-def _lean(tool: Tool) -> Tool:
-    if tool.output_schema is None:
-        return tool
-    return tool.model_copy(update={"output_schema": nullable_as_type_list(tool.output_schema)})
+    def _tool(self, tool: Tool) -> Tool:
+        updates: dict[str, Any] = {}
+        parameters = self._shown(tool.parameters, output=False)
+        if parameters is not tool.parameters:
+            updates["parameters"] = parameters
+        if tool.output_schema is not None:
+            updates["output_schema"] = self._shown(tool.output_schema, output=True)
+        return tool.model_copy(update=updates) if updates else tool

@@ -12,7 +12,7 @@ the first exchange is over — shortly after the first request that follows ``in
 answered (hosts send ``tools/list`` at once, so the warm-up does not compete with it), or a second after
 ``initialize`` when nothing follows — and lets each step run only while no request is in flight; over
 stdio and HTTP alike. One daemon thread then runs, in order:
-the imports FastMCP makes on a client's first list request (:data:`FRAMEWORK_IMPORTS`), every registered
+the imports FastMCP makes on a first tools/call (:data:`FRAMEWORK_IMPORTS`), every registered
 callable, what FastMCP does once per tool on its first call (:func:`prepare_tool_calls`), and the
 garbage-collector tuning the runner used to do before serving (a full collection costs ~70 ms on a freshly
 started server). A failure is logged at debug level and dropped: whatever needed it is done again, and
@@ -44,14 +44,10 @@ __all__ = [
 
 log = logging.getLogger("dockyard.warmup")
 
-# FastMCP imports these lazily: on a client's first tools/list, its session-state store (read for per-session
-# visibility rules) and jsonref (to inline $ref in schemas); on the first tools/call, its Prefab payload helpers.
-FRAMEWORK_IMPORTS = (
-    "key_value.aio.adapters.pydantic",
-    "key_value.aio.stores.memory",
-    "jsonref",
-    "fastmcp.server.providers.prefab_payload",
-)
+# FastMCP imports these lazily, on the first tools/call: its Prefab payload helpers. (Its session-state store
+# and jsonref, which a first tools/list imported, are no longer imported at all: dockyard_shared.server
+# makes the store on its first write, and dockyard_shared.schema inlines references itself.)
+FRAMEWORK_IMPORTS = ("fastmcp.server.providers.prefab_payload",)
 
 _pending: WeakKeyDictionary[Any, list[Callable[[], object]]] = WeakKeyDictionary()
 
