@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .listeners import Listeners
+
 if TYPE_CHECKING:  # SQLAlchemy only on PostgreSQL, where the store opens at start anyway
     from .store import ChangeEvent, TaskStore
 
@@ -108,11 +110,11 @@ class ChangeFeed:
     def __init__(self, store: TaskStore) -> None:
         self.store = store
         self.origin = uuid.uuid4().hex
-        self._listeners: dict[object, Callable[[ResourceChange], None]] = {}
+        self._listeners: Listeners[ResourceChange] = Listeners()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._channel: str | None = None
-        store.subscribe(lambda event: self._deliver(change_of(event)))
+        store.subscribe(lambda event: self._listeners.call(change_of(event)))
         if store.postgres:
             self._channel = self._channel_name()
             store.announce = self._announcement
@@ -121,16 +123,7 @@ class ChangeFeed:
 
     def subscribe(self, listener: Callable[[ResourceChange], None]) -> Callable[[], None]:
         """``listener(change)`` is called from whichever thread saw the change; it must not block."""
-        token = object()
-        self._listeners[token] = listener
-        return lambda: self._listeners.pop(token, None)
-
-    def _deliver(self, change: ResourceChange) -> None:
-        for listener in list(self._listeners.values()):
-            try:
-                listener(change)
-            except Exception:
-                log.exception("change listener failed")
+        return self._listeners.add(listener)
 
     # -- PostgreSQL ---------------------------------------------------------------------------------
 
@@ -176,7 +169,7 @@ class ChangeFeed:
                         for notice in connection.notifies(timeout=0.5):
                             found = _change_from_payload(notice.payload)
                             if found and found[0] != self.origin:
-                                self._deliver(found[1])
+                                self._listeners.call(found[1])
             except psycopg.Error as error:
                 ready.set()
                 log.warning("lost the change-notice connection (%s); reconnecting", error)

@@ -14,7 +14,6 @@ version does not know, a file that is not a database, PostgreSQL, a URL only SQL
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import sqlite3
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from .demo import DEMO_KEY, seed_demo
+from .listeners import Listeners
 from .migrations import newest_revision
 
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LazyStore", "open_store", "ready_sqlite_file", "simple_sqlite_path"]
 
-log = logging.getLogger(__name__)
 
 # sqlite:///path where SQLAlchemy neither decodes nor re-quotes anything: no percent-escape, query or
 # character its rendering quotes (tests/tasks/test_opening.py holds the two parsers to the same answer).
@@ -113,7 +112,7 @@ class LazyStore:
         self._opener = opener
         self._store: TaskStore | None = None
         self._lock = threading.Lock()
-        self._listeners: dict[int, Callable[[ChangeEvent], None]] = {}
+        self._listeners: Listeners[ChangeEvent] = Listeners()
 
     @property
     def is_open(self) -> bool:
@@ -125,7 +124,7 @@ class LazyStore:
             with self._lock:
                 if self._store is None:
                     store = self._opener()
-                    store.subscribe(self._publish)
+                    store.subscribe(self._listeners.call)
                     self._store = store
                 store = self._store
         return store
@@ -144,16 +143,7 @@ class LazyStore:
 
     def subscribe(self, listener: Callable[[ChangeEvent], None]) -> Callable[[], None]:
         """As :meth:`TaskStore.subscribe`, without opening the store."""
-        token = id(listener)
-        self._listeners[token] = listener
-        return lambda: self._listeners.pop(token, None)
-
-    def _publish(self, event: ChangeEvent) -> None:
-        for listener in list(self._listeners.values()):
-            try:
-                listener(event)
-            except Exception:  # as TaskStore.publish: one broken listener must not silence the others
-                log.exception("change listener failed")
+        return self._listeners.add(listener)
 
     def close(self) -> None:
         if self._store is not None:

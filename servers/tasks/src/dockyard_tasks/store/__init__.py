@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from dockyard_shared import Conflict, InvalidArgument, Problem, UpstreamUnavailable
 
+from ..listeners import Listeners
 from ..models import (
     BatchItem,
     BatchResult,
@@ -123,8 +124,7 @@ class TaskStore:
         self.postgres = is_postgres(self.engine)
         if not self.postgres:
             self._refresh_statistics()
-        self._listeners: dict[int, Listener] = {}
-        self._listener_lock = threading.Lock()
+        self._listeners: Listeners[ChangeEvent] = Listeners()
         # PostgreSQL: the NOTIFY each write transaction sends with its history (see history.Announce).
         self.announce: Announce | None = None
         self._summary_cache: dict[tuple, Summary] = {}
@@ -154,17 +154,10 @@ class TaskStore:
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(event)`` after each committed write of this process; returns unsubscribe."""
-        with self._listener_lock:
-            token = id(listener)
-            self._listeners[token] = listener
-        return lambda: self._listeners.pop(token, None)
+        return self._listeners.add(listener)
 
     def publish(self, event: ChangeEvent) -> None:
-        for listener in list(self._listeners.values()):
-            try:
-                listener(event)
-            except Exception:  # one broken listener must not fail the write that already committed
-                log.exception("change listener failed")
+        self._listeners.call(event)  # after commit: one broken listener must not fail the write
 
     # -- transactions ----------------------------------------------------------------------------
 
