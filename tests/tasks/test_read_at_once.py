@@ -54,6 +54,16 @@ def test_every_part_of_a_task_read_at_once_equals_the_read_through_sqlalchemy(sq
     store.close()
 
 
+def test_a_read_at_once_never_waits_for_another_thread_reading_at_once(sqlite_url):
+    store = TaskStore(sqlite_url)
+    seed_demo(store)
+    assert store.get_task_at_once("TASK-1") is not None
+    with store._at_once_lock:  # as while the warm-up reads at once: the caller goes to a worker instead
+        assert store.get_task_at_once("TASK-1") is None
+    assert store.get_task_at_once("TASK-1") == store.get_task("TASK-1")
+    store.close()
+
+
 def test_an_unknown_task_read_at_once_is_refused_as_in_a_worker(sqlite_url):
     store = TaskStore(sqlite_url)
     seed_demo(store)

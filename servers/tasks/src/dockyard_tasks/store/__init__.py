@@ -42,7 +42,7 @@ from ..models import (
     TaskPage,
     UpdateResult,
 )
-from ..rules import check_name, format_task_id, parse_project_key, parse_task_id
+from ..rules import TaskRef, check_name, format_task_id, parse_project_key, parse_task_id
 from . import detail, feed, mutations, queries, summary, transfer
 from .engine import WRITE, connect_without_waiting, is_postgres, make_engine, shown_url
 from .history import Announce, ChangeEvent, Recorder
@@ -129,9 +129,9 @@ class TaskStore:
         self.announce: Announce | None = None
         self._summary_cache: dict[tuple, Summary] = {}
         self._projects = queries.ProjectDirectory()
-        # SQLite: one connection per thread that reads at once (see get_task_at_once), never waiting.
-        self._at_once = threading.local()
-        self._at_once_connections: list[Connection] = []
+        # SQLite: the connection that reads at once (see get_task_at_once), never waiting, held by one
+        # thread at a time (the warm-up opens it; the event loop uses it).
+        self._at_once: Connection | None = None
         self._at_once_lock = threading.Lock()
         self._prepared_detail: PreparedSelects | None = None
 
@@ -145,9 +145,9 @@ class TaskStore:
 
     def close(self) -> None:
         with self._at_once_lock:
-            for connection in self._at_once_connections:
-                connection.invalidate()  # closed, not pooled again with its busy timeout of zero
-            self._at_once_connections.clear()
+            if self._at_once is not None:
+                self._at_once.invalidate()  # closed, not pooled again with its busy timeout of zero
+                self._at_once = None
         self.engine.dispose()
 
     # -- listeners -----------------------------------------------------------------------------
@@ -263,14 +263,27 @@ class TaskStore:
         if self.postgres:
             return None
         ref = parse_task_id(task_id)
+        if not self._at_once_lock.acquire(blocking=False):
+            return None  # another thread is reading at once (the warm-up): not worth waiting for
+        try:
+            try:
+                driver, prepared = self._connection_at_once()
+            except DBAPIError as error:
+                if getattr(error.orig, "sqlite_errorcode", None) in (
+                    sqlite3.SQLITE_BUSY,
+                    sqlite3.SQLITE_LOCKED,
+                ):
+                    return None
+                raise _problem_for(error) from None
+            return self._read_task_at_once(driver, prepared, ref)
+        finally:
+            self._at_once_lock.release()
+
+    def _read_task_at_once(
+        self, driver: sqlite3.Connection, prepared: PreparedSelects, ref: TaskRef
+    ) -> TaskDetail | None:
         # The driver's connection, with the statements prepared for it (prepared.py): SQLAlchemy's own
         # execution path cost more than the statements.
-        try:
-            driver, prepared = self._connection_at_once()
-        except DBAPIError as error:
-            if getattr(error.orig, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-                return None
-            raise _problem_for(error) from None
         cursor = driver.cursor()
         try:
             cursor.execute("BEGIN")  # one snapshot for the call's statements (autocommit otherwise)
@@ -292,15 +305,16 @@ class TaskStore:
             cursor.close()
 
     def _connection_at_once(self) -> tuple[sqlite3.Connection, PreparedSelects]:
-        """This thread's never-waiting connection (the driver's), and get_task's statements for it."""
-        connection = getattr(self._at_once, "connection", None)
+        """The never-waiting connection (the driver's), and get_task's statements prepared for it; made by
+        the first caller (the warm-up, so the event loop's first get_task finds them). Under the lock.
+
+        SQLAlchemy opens a SQLite file's connections with ``check_same_thread=False``, so the connection
+        may pass from the warm-up's thread to the event loop's; the lock keeps it to one at a time."""
+        connection = self._at_once
         if connection is None or connection.invalidated or connection.closed:
-            connection = connect_without_waiting(self.engine)
-            self._at_once.connection = connection
-            with self._at_once_lock:
-                self._at_once_connections.append(connection)
-                if self._prepared_detail is None:
-                    self._prepared_detail = PreparedSelects(detail.STATEMENTS, self.engine.dialect)
+            connection = self._at_once = connect_without_waiting(self.engine)
+        if self._prepared_detail is None:
+            self._prepared_detail = PreparedSelects(detail.STATEMENTS, self.engine.dialect)
         return connection.connection.driver_connection, self._prepared_detail
 
     def next_task(self, assignee: str, project: str | None = None) -> NextTask:
