@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from .drafts import TaskDraft
+
 if TYPE_CHECKING:
     from .store import TaskStore
 
@@ -15,8 +17,6 @@ DEMO_KEY = "TASK"
 
 def seed_demo(store: TaskStore) -> bool:
     """Add the sample project unless it is there already; True when it was added."""
-    from .store import TaskDraft  # the store package imports SQLAlchemy: only when seeding (opening.py)
-
     if DEMO_KEY in store.project_keys(DEMO_KEY):
         return False
     today = store.clock().date()

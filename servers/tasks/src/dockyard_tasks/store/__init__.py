@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from dockyard_shared import Conflict, InvalidArgument, Problem, UpstreamUnavailable
 
+from ..drafts import TaskChanges, TaskDraft
 from ..listeners import Listeners
 from ..models import (
     BatchItem,
@@ -47,7 +48,6 @@ from . import detail, feed, mutations, queries, summary, transfer
 from .engine import WRITE, connect_without_waiting, is_postgres, make_engine, shown_url
 from .history import Announce, ChangeEvent, Recorder
 from .migrate import migrate
-from .mutations import TaskChanges, TaskDraft
 from .prepared import PreparedSelects
 from .queries import TaskFilter
 from .schema import Project, Task

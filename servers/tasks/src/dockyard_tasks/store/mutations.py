@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Any
 
 from sqlalchemy import Connection, Select, Update, bindparam, delete, func, insert, select, update
@@ -22,9 +21,9 @@ from sqlalchemy.orm import Session, aliased
 
 from dockyard_shared import Conflict, InvalidArgument
 
+from ..drafts import TaskChanges, TaskDraft, ValidDraft, validate_draft
 from ..models import CommentEntry, CommentResult, DeleteResult, DependencyResult, ProjectInfo, TaskRow
 from ..rules import (
-    DEFAULT_PRIORITY,
     MAX_COMMENT,
     MAX_DESCRIPTION,
     MAX_TITLE,
@@ -47,85 +46,7 @@ from .history import Recorder, changes_after_version, describe_changes, iso
 from .queries import find_task, open_blockers, project_id_of, related, task_ids
 from .schema import Comment, Dependency, Label, Project, Task
 
-__all__ = ["TaskChanges", "TaskDraft"]
-
-MAX_BLOCKED_BY = 20  # dependencies named in one create call
-
-
-@dataclass(frozen=True)
-class TaskDraft:
-    """A task to create. In a batch, ``parent`` and ``blocked_by`` may name an item as ``@N``."""
-
-    project: str
-    title: str
-    description: str = ""
-    status: str = "todo"
-    priority: str = DEFAULT_PRIORITY
-    assignee: str | None = None
-    labels: Sequence[str] = ()
-    due: str | None = None
-    parent: str | None = None
-    blocked_by: Sequence[str] = ()
-
-
-@dataclass(frozen=True)
-class TaskChanges:
-    """A partial update: None leaves a field as it is; "" clears assignee, due or parent."""
-
-    title: str | None = None
-    description: str | None = None
-    status: str | None = None
-    priority: str | None = None
-    assignee: str | None = None
-    labels: Sequence[str] | None = None
-    due: str | None = None
-    parent: str | None = None
-
-
-@dataclass
-class _Valid:
-    key: str
-    title: str
-    description: str
-    status: str
-    priority: int
-    assignee: str | None
-    labels: list[str]
-    due: date | None
-    parent: TaskRef | int | None  # an existing task, or the index of a batch item
-    blocked_by: list[TaskRef | int]
-
-
-def _reference(value: str, *, size: int | None, field: str) -> TaskRef | int:
-    if isinstance(value, str) and value.startswith("@") and size is not None:
-        try:
-            index = int(value[1:])
-        except ValueError:
-            index = -1
-        if not 0 <= index < size:
-            raise InvalidArgument(
-                f"{field} {value!r} names no item of this batch (items are @0–@{size - 1})."
-            )
-        return index
-    return parse_task_id(value)
-
-
-def validate_draft(draft: TaskDraft, *, batch_size: int | None = None) -> _Valid:
-    blocked_by = list(draft.blocked_by or ())
-    if len(blocked_by) > MAX_BLOCKED_BY:
-        raise InvalidArgument(f"blocked_by names {len(blocked_by)} tasks; at most {MAX_BLOCKED_BY}.")
-    return _Valid(
-        key=parse_project_key(draft.project),
-        title=check_text(draft.title, field="title", limit=MAX_TITLE, required=True),
-        description=check_text(draft.description or "", field="description", limit=MAX_DESCRIPTION),
-        status=check_status(draft.status),
-        priority=priority_rank(draft.priority),
-        assignee=check_name(draft.assignee, field="assignee") if draft.assignee else None,
-        labels=check_labels(list(draft.labels or ())),
-        due=parse_date(draft.due, field="due") if draft.due else None,
-        parent=_reference(draft.parent, size=batch_size, field="parent") if draft.parent else None,
-        blocked_by=[_reference(b, size=batch_size, field="blocked_by") for b in blocked_by],
-    )
+__all__ = ["create_tasks", "update_task"]
 
 
 @dataclass
@@ -295,7 +216,7 @@ def create_tasks(
     connection: Connection, rec: Recorder, drafts: Sequence[TaskDraft], *, batch: bool
 ) -> list[tuple[TaskState, str]]:
     """Create every draft or none; a batch reports every invalid item at once."""
-    valid: list[_Valid] = []
+    valid: list[ValidDraft] = []
     errors: list[str] = []
     for index, draft in enumerate(drafts):
         try:

@@ -17,6 +17,7 @@ from dockyard_shared.offload import run_in_thread
 from dockyard_shared.toolsets import Exposure, ToolRegistrar
 
 from ..actors import Actors
+from ..drafts import TaskChanges, TaskDraft
 from ..models import (
     BatchResult,
     CommentResult,
@@ -30,7 +31,7 @@ from ..models import (
 from .params import ExpectedVersion, Force, Priority, ProjectKey, Status, TaskId
 
 if TYPE_CHECKING:
-    from ..store import TaskDraft, TaskStore
+    from ..store import TaskStore
 
 __all__ = ["register"]
 
@@ -53,8 +54,6 @@ class NewTask(BaseModel):
     blocked_by: list[str] = Field(default=[], description="Task ids or @N.")
 
     def draft(self) -> TaskDraft:
-        from ..store import TaskDraft
-
         return TaskDraft(
             project=self.project,
             title=self.title,
@@ -108,8 +107,6 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
         Returns: the task with its new id and version 1.
         Limits: title ≤ 300, description ≤ 20,000 characters; ≤ 20 labels.
         """
-        from ..store import TaskDraft
-
         draft = TaskDraft(
             project=project,
             title=title,
@@ -160,8 +157,6 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
         Returns: the task, changed (field names), version.
         Limits: status changes follow the allowed transitions; done needs its blockers closed or force.
         """
-        from ..store import TaskChanges
-
         changes = TaskChanges(
             title=title,
             description=description,
