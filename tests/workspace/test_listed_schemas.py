@@ -8,7 +8,7 @@ import json
 import pytest
 from fastmcp.server.middleware.dereference import _dereference_resource_template, _dereference_tool
 
-from dockyard_shared.schema import nullable_as_type_list
+from dockyard_shared.schema import ListedSchemas, nullable_as_type_list
 from tests.harness import open_session
 from tests.workspace.test_context_budget import SERVERS, widest
 
@@ -45,3 +45,15 @@ async def test_every_listed_schema_is_what_fastmcp_would_have_listed(name, monke
     # (a recursive schema, such as sqlite's query plan, keeps its references: FastMCP cannot inline it either)
     if name in ("tasks", "git"):
         assert inlined, "these servers return nested models: some output schema had references to inline"
+
+
+async def test_each_schema_is_rewritten_once_however_often_it_is_listed(monkeypatch, tmp_path):
+    server = widest("tasks", monkeypatch, tmp_path)
+    (listed,) = [m for m in server.middleware if isinstance(m, ListedSchemas)]
+    sizes = []
+    for _ in range(3):
+        async with open_session(server) as session:
+            await session.list_tools()
+            await session.list_resource_templates()
+        sizes.append(len(listed._listed))
+    assert sizes[0] > 0 and sizes == [sizes[0]] * 3

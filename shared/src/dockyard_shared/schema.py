@@ -78,7 +78,7 @@ def inline_local_refs(schema: dict[str, Any]) -> dict[str, Any]:
     Why our own: FastMCP's uses jsonref, which imports requests (for remote references a listing never
     follows), ~30 ms of the first ``tools/list``. Anything this does not cover — a cycle, a reference
     other than ``#/$defs/…``, a ``discriminator`` — goes to FastMCP's, so the listing is what FastMCP
-    would list either way (tests/shared/test_schema.py compares both on every Dockyard tool).
+    would list either way (tests/workspace/test_listed_schemas.py compares both on every Dockyard tool).
     """
     if "$defs" not in schema and not _has_ref(schema):
         return schema
@@ -128,6 +128,10 @@ class ListedSchemas(Middleware):
     remembered (a listing then costs a dictionary lookup per schema).
     """
 
+    # FastMCP lists the same schema objects each time, so this holds one entry per schema; the bound only
+    # matters if a listing ever brought new ones each time (then they are rewritten afresh, not hoarded).
+    REMEMBERED = 1_000
+
     def __init__(self) -> None:
         self._listed: dict[tuple[int, bool], tuple[Any, Any]] = {}
 
@@ -137,6 +141,8 @@ class ListedSchemas(Middleware):
         if known is not None and known[0] is schema:
             return known[1]
         shown = inline_local_refs(nullable_as_type_list(schema) if output else schema)
+        if len(self._listed) >= self.REMEMBERED:
+            self._listed.clear()
         self._listed[key] = (schema, shown)  # the schema is kept too, so its id is not reused
         return shown
 

@@ -57,6 +57,8 @@ __all__ = ["ChangeEvent", "StoreLimits", "TaskChanges", "TaskDraft", "TaskFilter
 log = logging.getLogger(__name__)
 
 Listener = Callable[[ChangeEvent], None]
+# SQLite's answers where a read would have had to wait: the read at once then goes to a worker thread.
+_WOULD_WAIT = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 @dataclass(frozen=True)
@@ -269,10 +271,7 @@ class TaskStore:
             try:
                 driver, prepared = self._connection_at_once()
             except DBAPIError as error:
-                if getattr(error.orig, "sqlite_errorcode", None) in (
-                    sqlite3.SQLITE_BUSY,
-                    sqlite3.SQLITE_LOCKED,
-                ):
+                if getattr(error.orig, "sqlite_errorcode", None) in _WOULD_WAIT:
                     return None
                 raise _problem_for(error) from None
             return self._read_task_at_once(driver, prepared, ref)
@@ -298,7 +297,7 @@ class TaskStore:
                 if driver.in_transaction:
                     driver.rollback()  # it read only: ending it either way releases the snapshot
         except sqlite3.Error as error:
-            if error.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            if error.sqlite_errorcode not in _WOULD_WAIT:
                 log.warning("get_task at once failed, retried in a worker: %s", error)
             return None  # the worker's get_task waits where this could not, and words any failure
         finally:

@@ -46,7 +46,16 @@ from .history import Recorder, changes_after_version, describe_changes, iso
 from .queries import find_task, open_blockers, project_id_of, related, task_ids
 from .schema import Comment, Dependency, Label, Project, Task
 
-__all__ = ["create_tasks", "update_task"]
+__all__ = [
+    "add_comment",
+    "create_project",
+    "create_tasks",
+    "created_row",
+    "delete_task",
+    "link",
+    "task_row",
+    "update_task",
+]
 
 
 @dataclass
