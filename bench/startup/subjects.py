@@ -18,6 +18,7 @@ from _common import ROOT, WORK, peer_venv
 
 BIN = Path(sys.executable).parent
 DATA = WORK / "startup-data"  # XDG_DATA_HOME of every server started: the demo database, caches
+CACHE = WORK / "startup-cache"  # XDG_CACHE_HOME of every server started: Dockyard's tool-schema cache
 DEMO_TABLE = "products"
 GIT_PEER = ("mcp-server-git==2026.10.19",)
 SQLITE_PEER = ("mcp-server-sqlite==2025.4.25", "mcp<2")
@@ -46,6 +47,7 @@ class Subject:
 def child_env(subject: Subject | None = None) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
     env["XDG_DATA_HOME"] = str(DATA)
+    env["XDG_CACHE_HOME"] = str(CACHE)
     env["FASTMCP_CHECK_FOR_UPDATES"] = "off"
     return {**env, **(subject.env if subject else {})}
 
@@ -158,6 +160,11 @@ def subjects(args: Any, fake_api: str | None) -> list[Subject]:
         command = [str(BIN / f"dockyard-{name}"), *server_args]
         env = {"NATIONALIZE_API_KEY": FAKE_API_KEY} if name == "name-origin" and fake_api else {}
         found.append(Subject(f"dockyard-{name}", command, calls, env=env, bytecode=ours_bytecode))
+        # What the first start after an install or upgrade pays: every tool's schemas built, none cached.
+        first = {**env, "DOCKYARD_SCHEMA_CACHE": "off"}
+        found.append(
+            Subject(f"dockyard-{name} (first start)", command, [], env=first, bytecode=ours_bytecode)
+        )
     if args.baseline:
         short, folder = export_baseline(args.baseline)
         sources = [folder / "shared" / "src", *sorted(folder.glob("servers/*/src"))]

@@ -31,6 +31,8 @@ from .problems import InvalidArgument
 if TYPE_CHECKING:  # Toolset records are read by `dockyard list` and settings modules: no FastMCP import
     from fastmcp import FastMCP
 
+    from .tool_schemas import ToolSchemas
+
 __all__ = [
     "ALL",
     "DEFAULT",
@@ -179,6 +181,7 @@ class ToolRegistrar:
     wanted: Callable[[str, Toolset, bool], bool]
     seen: dict[str, Toolset] = field(default_factory=dict)
     installed: list[str] = field(default_factory=list)
+    schemas: ToolSchemas | None = None  # None: FastMCP builds every tool's schemas
 
     def tool(self, name_or_fn: Any = None, /, **options: Any) -> Any:
         if callable(name_or_fn):
@@ -203,7 +206,11 @@ class ToolRegistrar:
         if not self.wanted(name, self.toolset, read_only):
             return fn
         self.installed.append(name)
-        return self.server.tool(_described(fn, options), **options)
+        fn = _described(fn, options)
+        if self.schemas is None:
+            return self.server.tool(fn, **options)
+        self.server.add_tool(self.schemas.tool(fn, options))
+        return fn
 
 
 # A line FastMCP's docstring parsers (griffe: Google, NumPy, Sphinx) could read as a section: a title ending
@@ -275,12 +282,16 @@ def install(
     # check, so its register function is not called: a server can import that toolset's module in it,
     # off the path to ``initialize`` (dockyard-git's remote toolset and its models: ~5 ms).
     names_given = bool(exposure.tools or exposure.exclude_tools)
+    from .tool_schemas import ToolSchemas
+
+    schemas = ToolSchemas.for_server(server.name)
     for toolset, register in registrations.items():
         if toolset.name in unavailable or not (names_given or toolset.name in enabled):
             continue
-        registrar = ToolRegistrar(server, toolset, wanted, seen, installed)
+        registrar = ToolRegistrar(server, toolset, wanted, seen, installed, schemas)
         register(registrar)
     _refuse_unknown_tools(exposure, seen, unavailable)
+    schemas.save()
     return tuple(installed)
 
 
