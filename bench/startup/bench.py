@@ -2,6 +2,7 @@
 
     uv run python bench/startup/bench.py [--spawns 7] [--warm 7] [--pause-ms 1000] [--only NAME]
                                          [--no-uvx] [--no-http] [--importtime]
+    uv run python bench/startup/bench.py --idle-sweep [--only NAME]   # what idling costs a warm call
 
 In one run, in ABBA order (each round runs every case, the next round runs them in reverse, so a burst of
 other load hits every server alike), with a raw JSON-RPC client over stdio (no SDK on the client side):
@@ -41,6 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+import idle  # noqa: E402
 from _common import ROOT, WORK  # noqa: E402
 from importtrace import phase_report  # noqa: E402
 from rpc import ServerGone, StdioServer, cpu_seconds, load_average, peak_memory_mb, tool_failed  # noqa: E402
@@ -340,6 +342,11 @@ def main() -> None:
     parser.add_argument("--no-http", action="store_true", help="skip dockyard serve all over HTTP")
     parser.add_argument("--importtime", action="store_true", help="also trace each phase's imports")
     parser.add_argument(
+        "--idle-sweep",
+        action="store_true",
+        help="instead: each warm call after growing pauses (idle.py), beside a ping and a bare echo",
+    )
+    parser.add_argument(
         "--baseline",
         metavar="REV",
         help="also run the Dockyard servers from this revision's sources (git archive)",
@@ -357,6 +364,9 @@ def main() -> None:
 
 def run(args: argparse.Namespace, fake_url: str | None) -> None:
     found = subjects(args, fake_url)
+    if args.idle_sweep:
+        run_idle_sweep(found)
+        return
     if args.importtime:
         for subject in found:
             if subject.kind == "stdio" and subject.label.startswith("dockyard-"):
@@ -367,6 +377,19 @@ def run(args: argparse.Namespace, fake_url: str | None) -> None:
     raw = {case.name: {"samples": case.samples, "errors": case.errors} for case in cases}
     (WORK / f"startup-{started}.json").write_text(json.dumps(raw, indent=1))
     print(report(cases, args))
+
+
+def run_idle_sweep(found: list[Subject]) -> None:
+    rows = [("python -c (echo a line)", "line", idle.echo_sweep())]
+    for subject in found:
+        first_start = subject.label.endswith("(first start)")
+        if subject.kind != "stdio" or not subject.calls or first_start or "@" in subject.label:
+            continue
+        print(f"idle sweep: {subject.label}", file=sys.stderr)
+        sweeps = idle.server_sweeps(subject, child_env(subject), ROOT, WORK / "startup-stderr.log")
+        rows += [(subject.label, call, sweep) for call, sweep in sweeps.items()]
+    print(f"load average {load_average():.1f}\n")
+    print(idle.report(rows))
 
 
 if __name__ == "__main__":
