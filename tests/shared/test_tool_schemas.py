@@ -130,6 +130,19 @@ def test_an_unreadable_cache_is_rebuilt(package, tmp_path):
     assert json.loads(written.read_text())["tools"], "rewritten whole"
 
 
+def test_an_entry_of_the_wrong_shape_is_rebuilt(package, tmp_path):
+    tools = package()
+    made(tmp_path / "cache", tools.add)
+    (written,) = files(tmp_path / "cache")
+    stored = json.loads(written.read_text())
+    for entry in stored["tools"].values():
+        entry["parameters"] = "not a schema"
+        del entry["description"]
+    written.write_text(json.dumps(stored))
+    tool = made(tmp_path / "cache", tools.add)
+    assert tool.parameters == built_by_fastmcp(tools.add).parameters
+
+
 def test_a_cache_folder_that_cannot_be_written_only_costs_the_build(package, tmp_path):
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("a file where the cache folder would be")

@@ -22,7 +22,7 @@ only ever found by the code that built it:
   registration options.
 
 Argument validation never reads the cached schemas: FastMCP builds a tool's validator from the function
-itself. ``DOCKYARD_SCHEMA_CACHE=off`` turns the cache off. A cache that cannot be read or written is
+itself. The file is the user's own (mode 0600, in their cache folder), as trusted as their configuration. ``DOCKYARD_SCHEMA_CACHE=off`` turns the cache off. A cache that cannot be read or written is
 rebuilt or skipped, with a debug line; it never stops a server.
 """
 
@@ -92,7 +92,10 @@ class ToolSchemas:
         key = self._key(fn, hints, options)
         entry = self._load().get(key)
         if entry is not None:
-            return _made_from(fn, hints, options, entry)
+            try:
+                return _made_from(fn, hints, options, entry)
+            except (KeyError, TypeError, ValueError) as error:  # an entry not written by this code
+                log.debug("tool schema cache entry for %s unusable, rebuilt: %s", fn.__qualname__, error)
         tool = FunctionTool.from_function(fn, task=False, **options)
         self._entries[key] = {
             "description": tool.description,
