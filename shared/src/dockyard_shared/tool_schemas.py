@@ -87,10 +87,14 @@ class ToolSchemas:
             return FunctionTool.from_function(fn, task=False, **options)
         try:
             hints = get_type_hints(fn, include_extras=True)
-        except Exception:  # FastMCP resolves what it can and reports the rest itself
+        except Exception:  # hints FastMCP resolves as far as it can, and reports itself
             return FunctionTool.from_function(fn, task=False, **options)
-        key = self._key(fn, hints, options)
-        entry = self._load().get(key)
+        try:
+            key = self._key(fn, hints, options)
+            entry = self._load().get(key)
+        except OSError as error:  # a module file gone mid-walk (an upgrade under a running host)
+            log.debug("tool schema cache skipped for %s: %s", fn.__qualname__, error)
+            return FunctionTool.from_function(fn, task=False, **options)
         if entry is not None:
             try:
                 return _made_from(fn, hints, options, entry)
