@@ -225,7 +225,8 @@ def launcher_subjects(found: list[Subject], repo: str) -> list[Subject]:
     (the git peer from PyPI the same two ways), and with ``uv run --directory`` (this checkout)."""
     compiled = {"UV_CACHE_DIR": str(COMPILED_UV_CACHE)}
     launches: list[Subject] = []
-    for subject in [s for s in found if s.label.startswith("dockyard-") and "@" not in s.label]:
+    ours = [s for s in found if s.label.startswith("dockyard-") and "@" not in s.label and "(" not in s.label]
+    for subject in ours:
         name = subject.label.removeprefix("dockyard-")
         source = ["--from", str(ROOT / "servers" / name), subject.label, *subject.command[1:]]
         launches += [
