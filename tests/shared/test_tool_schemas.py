@@ -150,13 +150,12 @@ def test_a_cache_folder_that_cannot_be_written_only_costs_the_build(package, tmp
     assert tool.parameters == built_by_fastmcp(package().add).parameters
 
 
-def test_the_off_switch_writes_nothing(package, tmp_path, monkeypatch):
+def test_the_off_switch_leaves_registration_to_fastmcp(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv(OFF_SWITCH, "off")
-    schemas = ToolSchemas.for_server("dockyard-test")
-    schemas.tool(package().add, {})
-    schemas.save()
-    assert not (tmp_path / "xdg").exists()
+    assert ToolSchemas.for_server("dockyard-test") is None
+    monkeypatch.setenv(OFF_SWITCH, "on")
+    assert ToolSchemas.for_server("dockyard-test") is not None
 
 
 def test_each_environment_keeps_its_own_file_and_an_upgrade_replaces_it(package, tmp_path, monkeypatch):

@@ -41,7 +41,8 @@ def builds(monkeypatch):
 async def test_tools_from_the_cache_are_the_tools_fastmcp_builds(name, monkeypatch, tmp_path, builds, era):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv(OFF_SWITCH, "off")
-    built = widest(name, monkeypatch, tmp_path)
+    built = widest(name, monkeypatch, tmp_path)  # by FastMCP's own server.tool, as without the cache
+    assert not (tmp_path / "cache").exists(), "the switch off, nothing is written"
     monkeypatch.delenv(OFF_SWITCH)
     first = widest(name, monkeypatch, tmp_path)  # writes the cache
     written = list((tmp_path / "cache" / "dockyard" / "tool-schemas").glob(f"dockyard-{name}-*.json"))

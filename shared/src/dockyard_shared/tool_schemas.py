@@ -64,26 +64,28 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 class ToolSchemas:
     """The tools of one server, made from cached schemas where the cache has them (see the module)."""
 
-    def __init__(self, server: str, folder: Path | None) -> None:
+    def __init__(self, server: str, folder: Path) -> None:
         self._server = server
-        self._folder = folder  # None: no cache
+        self._folder = folder
         self._path: Path | None = None
         self._entries: dict[str, dict[str, Any]] = {}
         self._changed = False
         self._packages: dict[str, str] = {}  # package -> fingerprint of its module files, once per build
 
     @classmethod
-    def for_server(cls, server: str) -> ToolSchemas:
-        """The cache of ``server`` in the user's cache folder, or none when ``DOCKYARD_SCHEMA_CACHE=off``."""
-        off = os.environ.get(OFF_SWITCH, "").strip().lower() in {"off", "0", "false", "no"}
-        return cls(server, None if off else user_cache_dir() / "tool-schemas")
+    def for_server(cls, server: str) -> ToolSchemas | None:
+        """The cache of ``server`` in the user's cache folder; None when ``DOCKYARD_SCHEMA_CACHE=off``
+        (FastMCP's own ``server.tool`` then registers every tool)."""
+        if os.environ.get(OFF_SWITCH, "").strip().lower() in {"off", "0", "false", "no"}:
+            return None
+        return cls(server, user_cache_dir() / "tool-schemas")
 
     def tool(self, fn: Callable[..., Any], options: Mapping[str, Any]) -> FunctionTool:
         """The tool FastMCP's ``server.tool(fn, **options)`` would register, from the cache if it can."""
         options = dict(options)
         if isinstance(options.get("annotations"), dict):
             options["annotations"] = ToolAnnotations(**options["annotations"])
-        if self._folder is None or not set(options) <= _OPTIONS:
+        if not set(options) <= _OPTIONS:
             return FunctionTool.from_function(fn, task=False, **options)
         try:
             hints = get_type_hints(fn, include_extras=True)
@@ -149,7 +151,7 @@ class ToolSchemas:
             log.debug("tool schemas not cached at %s: %s", self._path, error)
 
     def _load(self) -> dict[str, dict[str, Any]]:
-        if self._path is not None or self._folder is None:
+        if self._path is not None:
             return self._entries
         self._path = self._folder / f"{self._server}-{_environment()}-{_libraries_fingerprint()}.json"
         try:

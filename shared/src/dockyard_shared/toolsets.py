@@ -181,7 +181,7 @@ class ToolRegistrar:
     wanted: Callable[[str, Toolset, bool], bool]
     seen: dict[str, Toolset] = field(default_factory=dict)
     installed: list[str] = field(default_factory=list)
-    schemas: ToolSchemas | None = None  # None: FastMCP builds every tool's schemas
+    schemas: ToolSchemas | None = None  # None: FastMCP's server.tool builds every tool and its schemas
 
     def tool(self, name_or_fn: Any = None, /, **options: Any) -> Any:
         if callable(name_or_fn):
@@ -291,7 +291,8 @@ def install(
         registrar = ToolRegistrar(server, toolset, wanted, seen, installed, schemas)
         register(registrar)
     _refuse_unknown_tools(exposure, seen, unavailable)
-    schemas.save()
+    if schemas is not None:
+        schemas.save()
     return tuple(installed)
 
 
