@@ -38,6 +38,10 @@ TOOLS = """
 
     def add(a: int, b: Annotated[int, Field(le=LIMIT)] = 1) -> Result:
         return Result(total=a + b)
+
+
+    def negate(a: int) -> Result:
+        return Result(total=-a)
 """
 
 
@@ -101,6 +105,21 @@ def test_an_edited_model_is_not_answered_from_the_cache(package, tmp_path):
     tool = made(tmp_path / "cache", edited.add)
     assert set(tool.output_schema["properties"]) == {"total", "note"}
     assert tool.output_schema == built_by_fastmcp(edited.add).output_schema
+
+
+def entries(folder) -> int:
+    (written,) = files(folder)
+    return len(json.loads(written.read_text())["tools"])
+
+
+def test_entries_built_from_sources_since_edited_are_dropped_and_the_others_kept(package, tmp_path):
+    folder = tmp_path / "cache"
+    tools = package()
+    made(folder, tools.add)
+    made(folder, tools.negate)  # another start serving another tool (another --toolsets): both kept
+    assert entries(folder) == 2
+    made(folder, package(extra="note: str = ''").add)  # the package edited since
+    assert entries(folder) == 1, "a developer's edits do not pile up in the file"
 
 
 def test_a_constraint_from_a_setting_is_part_of_the_key(package, tmp_path, monkeypatch):

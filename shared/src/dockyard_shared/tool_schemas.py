@@ -57,7 +57,7 @@ OFF_SWITCH = "DOCKYARD_SCHEMA_CACHE"  # "off" turns the cache off
 _LIBRARIES = ("fastmcp", "pydantic", "pydantic_core", "mcp", "mcp_types")
 # Registration options a cached tool is made with; a tool given any other is always built by FastMCP.
 _OPTIONS = frozenset({"name", "title", "description", "annotations", "tags", "meta", "timeout"})
-_FORMAT = 1  # bumped when what an entry holds changes
+_FORMAT = 2  # bumped when what an entry holds changes
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
@@ -107,12 +107,14 @@ class ToolSchemas:
             "description": tool.description,
             "parameters": tool.parameters,
             "output_schema": tool.output_schema,
+            # What the entry was built from, so save() can drop it once that source has changed.
+            "packages": {package: self._packages[package] for package in _packages_of(fn)},
         }
         self._changed = True
         return tool
 
     def _key(self, fn: Callable[..., Any], hints: Mapping[str, Any], options: Mapping[str, Any]) -> str:
-        packages = (fn.__module__.partition(".")[0], __name__.partition(".")[0])
+        packages = _packages_of(fn)
         for package in packages:
             if package not in self._packages:
                 self._packages[package] = _package_fingerprint(package)
@@ -131,11 +133,13 @@ class ToolSchemas:
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     def save(self) -> None:
-        """Write what was built since loading, replacing the file at once; drop this environment's older
-        files of the server (left by an upgrade)."""
+        """Write what was built since loading, replacing the file at once. Dropped: the entries built from
+        a package's sources as they no longer are (a developer's edits would otherwise pile up in the file),
+        and this environment's older files of the server (left by an upgrade)."""
         if not self._changed or self._path is None:
             return
         self._changed = False
+        self._entries = {key: entry for key, entry in self._entries.items() if self._current(entry)}
         try:
             self._path.parent.mkdir(parents=True, exist_ok=True)
             text = json.dumps({"format": _FORMAT, "tools": self._entries}, separators=(",", ":"))
@@ -149,6 +153,16 @@ class ToolSchemas:
                     older.unlink(missing_ok=True)
         except OSError as error:
             log.debug("tool schemas not cached at %s: %s", self._path, error)
+
+    def _current(self, entry: Any) -> bool:
+        """Whether ``entry`` was built from the sources as they are, as far as this process looked."""
+        built_from = entry.get("packages") if isinstance(entry, dict) else None
+        if not isinstance(built_from, dict):
+            return False
+        return all(
+            self._packages.get(package, fingerprint) == fingerprint
+            for package, fingerprint in built_from.items()
+        )
 
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._path is not None:
@@ -187,6 +201,11 @@ def _made_from(
         task_config=TaskConfig.from_bool(False),
         timeout=options.get("timeout"),
     )
+
+
+def _packages_of(fn: Callable[..., Any]) -> tuple[str, str]:
+    """The packages whose sources shape ``fn``'s schemas: its own and dockyard_shared (the toolsets' helpers)."""
+    return fn.__module__.partition(".")[0], __name__.partition(".")[0]
 
 
 def _package_fingerprint(package: str) -> str:
