@@ -162,6 +162,19 @@ def test_an_entry_of_the_wrong_shape_is_rebuilt(package, tmp_path):
     assert tool.parameters == built_by_fastmcp(tools.add).parameters
 
 
+def unresolvable(a: NoSuchType) -> int:  # noqa: F821 - a hint that does not resolve, on purpose
+    return 0
+
+
+def test_a_tool_the_cache_does_not_serve_is_left_to_fastmcp(package, tmp_path):
+    """Options it does not mirror, or hints that do not resolve: the registrar then calls server.tool."""
+    schemas = ToolSchemas("dockyard-test", tmp_path / "cache")
+    assert schemas.tool(package().add, {"version": "2"}) is None
+    assert schemas.tool(unresolvable, {}) is None
+    schemas.save()
+    assert files(tmp_path / "cache") == []
+
+
 def test_a_cache_folder_that_cannot_be_written_only_costs_the_build(package, tmp_path):
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("a file where the cache folder would be")

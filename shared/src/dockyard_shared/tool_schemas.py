@@ -80,23 +80,26 @@ class ToolSchemas:
             return None
         return cls(server, user_cache_dir() / "tool-schemas")
 
-    def tool(self, fn: Callable[..., Any], options: Mapping[str, Any]) -> FunctionTool:
-        """The tool FastMCP's ``server.tool(fn, **options)`` would register, from the cache if it can."""
+    def tool(self, fn: Callable[..., Any], options: Mapping[str, Any]) -> FunctionTool | None:
+        """The tool FastMCP's ``server.tool(fn, **options)`` would register, made from the cache when it
+        holds it and added to the cache when not. None when the cache does not serve this tool (options it
+        does not mirror, hints that do not resolve, a source file gone mid-walk): register it with
+        ``server.tool`` then, as without the cache."""
+        if not set(options) <= _OPTIONS:
+            return None
         options = dict(options)
         if isinstance(options.get("annotations"), dict):
             options["annotations"] = ToolAnnotations(**options["annotations"])
-        if not set(options) <= _OPTIONS:
-            return FunctionTool.from_function(fn, task=False, **options)
         try:
             hints = get_type_hints(fn, include_extras=True)
         except Exception:  # hints FastMCP resolves as far as it can, and reports itself
-            return FunctionTool.from_function(fn, task=False, **options)
+            return None
         try:
             key = self._key(fn, hints, options)
             entry = self._load().get(key)
         except OSError as error:  # a module file gone mid-walk (an upgrade under a running host)
             log.debug("tool schema cache skipped for %s: %s", fn.__qualname__, error)
-            return FunctionTool.from_function(fn, task=False, **options)
+            return None
         if entry is not None:
             try:
                 return _made_from(fn, hints, options, entry)

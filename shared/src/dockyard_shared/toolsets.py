@@ -207,9 +207,10 @@ class ToolRegistrar:
             return fn
         self.installed.append(name)
         fn = _described(fn, options)
-        if self.schemas is None:
+        tool = self.schemas.tool(fn, options) if self.schemas is not None else None
+        if tool is None:
             return self.server.tool(fn, **options)
-        self.server.add_tool(self.schemas.tool(fn, options))
+        self.server.add_tool(tool)
         return fn
 
 
