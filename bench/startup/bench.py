@@ -381,9 +381,8 @@ def run(args: argparse.Namespace, fake_url: str | None) -> None:
 
 def run_idle_sweep(found: list[Subject]) -> None:
     rows = [("python -c (echo a line)", "line", idle.echo_sweep())]
-    for subject in found:
-        first_start = subject.label.endswith("(first start)")
-        if subject.kind != "stdio" or not subject.calls or first_start or "@" in subject.label:
+    for subject in found:  # (a "(first start)" row has no calls: start-up only)
+        if subject.kind != "stdio" or not subject.calls or "@" in subject.label:
             continue
         print(f"idle sweep: {subject.label}", file=sys.stderr)
         sweeps = idle.server_sweeps(subject, child_env(subject), ROOT, WORK / "startup-stderr.log")

@@ -42,6 +42,7 @@ class Subject:
     versus: str = "mcp-server-git (reference)"  # the subject its ratios are taken against
     env: dict[str, str] = field(default_factory=dict)
     bytecode: str = ""  # how much of what it imports has compiled bytecode
+    first_start: bool = False  # a Dockyard server with its tool-schema cache off (start-up only)
 
 
 def child_env(subject: Subject | None = None) -> dict[str, str]:
@@ -163,7 +164,14 @@ def subjects(args: Any, fake_api: str | None) -> list[Subject]:
         # What the first start after an install or upgrade pays: every tool's schemas built, none cached.
         first = {**env, "DOCKYARD_SCHEMA_CACHE": "off"}
         found.append(
-            Subject(f"dockyard-{name} (first start)", command, [], env=first, bytecode=ours_bytecode)
+            Subject(
+                f"dockyard-{name} (first start)",
+                command,
+                [],
+                env=first,
+                bytecode=ours_bytecode,
+                first_start=True,
+            )
         )
     if args.baseline:
         short, folder = export_baseline(args.baseline)
@@ -225,7 +233,7 @@ def launcher_subjects(found: list[Subject], repo: str) -> list[Subject]:
     (the git peer from PyPI the same two ways), and with ``uv run --directory`` (this checkout)."""
     compiled = {"UV_CACHE_DIR": str(COMPILED_UV_CACHE)}
     launches: list[Subject] = []
-    ours = [s for s in found if s.label.startswith("dockyard-") and "@" not in s.label and "(" not in s.label]
+    ours = [s for s in found if s.label.startswith("dockyard-") and "@" not in s.label and not s.first_start]
     for subject in ours:
         name = subject.label.removeprefix("dockyard-")
         source = ["--from", str(ROOT / "servers" / name), subject.label, *subject.command[1:]]
