@@ -24,6 +24,8 @@ from ..settings import Limits, RemoteSettings
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/+@-]{0,99}")
 SHA = re.compile(r"[0-9a-f]{40,64}")
 _COUNT_CAP = 10_000  # commits counted, at most, per count
+# curl's words for an answer it did not follow (http.followRedirects=false): "returned error: 301".
+_REDIRECT = re.compile(r"returned error: (30[1278])\b")
 
 
 class RemotePlumbing:
@@ -212,6 +214,15 @@ class RemotePlumbing:
                 f"{self.settings.max_fetch_bytes:,} bytes in one file (--max-fetch-bytes).",
                 next_step="Ask the user to fetch this repository themselves, or the operator to raise "
                 "--max-fetch-bytes.",
+            )
+        redirect = _REDIRECT.search(lowered)
+        if redirect:
+            return PermissionDenied(
+                f"git {command} with {shown} was refused: the remote answered with a redirect (HTTP "
+                f"{redirect.group(1)}), and this server does not follow redirects, whatever host they lead "
+                "to; nothing was sent to where it leads.",
+                next_step="Tell the user the remote has moved; if they trust the new address, they can set it "
+                "with git remote set-url, and the call will then go there after the same checks.",
             )
         if "not allowed" in lowered and "transport" in lowered:
             return PermissionDenied(
