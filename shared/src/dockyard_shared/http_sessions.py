@@ -7,9 +7,11 @@ front of one server's MCP endpoint (inside the Host/Origin and bearer-token chec
 
 * closes a session that sent no request after its ``initialize`` (not even ``notifications/initialized``)
   within ``init_timeout`` seconds; every client that means to use its session sends one at once;
-* lets one client address hold at most ``per_client`` sessions. At that cap a new ``initialize`` pushes
-  out the oldest of that address's sessions that were never used; if all are in use it is refused
-  with HTTP 429 and a JSON-RPC error saying why and what to do;
+* lets one client hold at most ``per_client`` sessions. At that cap a new ``initialize`` pushes out the
+  oldest of that client's sessions that were never used; if all are in use it is refused with HTTP 429
+  and a JSON-RPC error saying why and what to do. A client is its address as :func:`client_key` counts
+  it: every loopback address (127.0.0.0/8, ::1, IPv4-mapped) is one client, since any local process may
+  use them all; an IPv6 address counts by its /64, the block one host is usually given;
 * forgets a session when its client deletes it, when the SDK answers 404 for it, or when it has been
   idle for ``idle_timeout`` (the SDK's own idle timeout, the same value, stays as the backstop).
 
@@ -19,6 +21,7 @@ the inner app. The 2026-07-28 era has no sessions and passes through untouched.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from collections import Counter
 from dataclasses import dataclass
@@ -31,7 +34,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .http_connections import Throttle
 
-__all__ = ["SessionGuard"]
+__all__ = ["SessionGuard", "client_key"]
 
 log = logging.getLogger("dockyard.http")
 
@@ -46,6 +49,28 @@ class _Session:
     idle_since: float
     in_flight: int = 1  # its initialize is still being answered
     used: bool = False
+
+
+LOOPBACK = "this machine (any loopback address)"
+
+
+def client_key(host: str | None) -> str:
+    """Whose sessions these are, for the per-client cap: the peer's address, except that every loopback
+    address is the same client (a local process can bind 127.0.0.2, 127.0.0.3… at will) and an IPv6
+    address counts by its /64 (a host is commonly given a whole /64)."""
+    if not host:
+        return "unknown"
+    try:
+        address = ipaddress.ip_address(host.partition("%")[0])  # without a zone index (fe80::1%eth0)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if address.is_loopback:
+        return LOOPBACK
+    if isinstance(address, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 def _route_path(scope: Scope) -> str:
@@ -112,7 +137,7 @@ class SessionGuard:
                     await self._close(session_id, f"idle for {self.idle_timeout:g} s")
 
     async def _open(self, scope: Scope, receive: Receive, send: Send) -> None:
-        client = scope["client"][0] if scope.get("client") else "unknown"
+        client = client_key(scope["client"][0] if scope.get("client") else None)
         if self._per_client[client] >= self.per_client:
             unused = next(
                 (
@@ -125,7 +150,7 @@ class SessionGuard:
             if unused is None:
                 await self._refuse(client, scope, receive, send)
                 return
-            await self._close(unused, "pushed out, never used, by a newer session from the same address")
+            await self._close(unused, "pushed out, never used, by a newer session from the same client")
         self._per_client[client] += 1
         opened: str | None = None
 
@@ -224,7 +249,8 @@ class SessionGuard:
             )
         message = (
             f"Too many open sessions from {client}: {self.per_client} sessions in use, the most one client "
-            f"address may hold on this server (--max-sessions-per-client). Close one you no longer need "
+            f"may hold on this server (--max-sessions-per-client; every loopback address counts as one "
+            f"client, an IPv6 address by its /64). Close one you no longer need "
             f"(HTTP DELETE with its Mcp-Session-Id) or wait until one has been idle for "
             f"{self.idle_timeout:g} s, then initialize again."
         )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from .problems import InvalidArgument, NotFound, PermissionDenied, Problem, UpstreamUnavailable
+from .untrusted import fence
 
 __all__ = ["RateLimit", "problem_for_status", "rate_limit_from"]
 
@@ -87,12 +88,13 @@ def _when(rate: RateLimit | None) -> str:
     return f" It resets at {rate.reset_at.isoformat(timespec='seconds')} (in {seconds:,} s)."
 
 
-def _quoted(detail: str | None) -> str:
+def _quoted(detail: str | None, service: str) -> str:
     if not detail:
         return ""
-    # The upstream's own words, as data: one line, bounded, never able to look like our sentence's end.
+    # The upstream's own words are chosen by whoever answers: one line, bounded, and fenced as data
+    # (hidden characters removed, a forged marker neutralised), after our own sentence.
     text = " ".join(str(detail).split())[:_MAX_DETAIL_CHARS]
-    return f' It said: "{text}".' if text else ""
+    return f" It said:\n{fence(text, f'error message from {service}')}" if text else ""
 
 
 def problem_for_status(
@@ -107,7 +109,7 @@ def problem_for_status(
     """The problem for an unsuccessful answer ``status`` from ``service`` while doing ``what``."""
     headers = headers or {}
     rate = rate_limit_from(headers)
-    said = _quoted(detail)
+    said = _quoted(detail, service)
     credential = f"${credential_env}" if credential_env else "the configured credential"
     if status == 429 or (
         status == 403

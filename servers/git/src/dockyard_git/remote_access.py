@@ -18,7 +18,8 @@ inside the roots and only to a repository the runner would serve; never ``<trans
   config), else ``ssh -o BatchMode=yes``; the ssh agent is reached through ``SSH_AUTH_SOCK``;
 * the settings that change where or how git connects are reset for every key the repository's config
   files set, whatever its URL subsection: ``http.*`` proxies, extra headers, cookie files, redirects,
-  TLS verification, ``remote.*.proxy``; pushes never follow tags, sign, or send push options. The upload
+  TLS verification, ``remote.*.proxy``; redirects are never followed (``http.followRedirects=false``), so
+  git contacts exactly the URL checked; pushes never follow tags, sign, or send push options. The upload
   and receive programs are ours, on the command line (:meth:`RemoteAccess.pack_programs`).
   ``http.sslCAInfo``/``sslCAPath``/``sslCert``/``sslKey`` have no neutral value and are refused instead.
 """
@@ -69,7 +70,7 @@ _NEUTRAL_KEYS: dict[tuple[str, str], str] = {
     ("http", "savecookies"): "false",
     ("http", "emptyauth"): "false",
     ("http", "delegation"): "none",
-    ("http", "followredirects"): "initial",
+    ("http", "followredirects"): "false",
     ("remote", "proxy"): "",
     ("remote", "proxyauthmethod"): "anyauth",
     ("remote", "mirror"): "false",  # a mirror push forces every ref
@@ -84,6 +85,9 @@ _REFUSED_KEYS = {
 }
 
 _FIXED = (
+    # Never follow a redirect: where it leads was not checked, and git would ask the credential helpers
+    # (the token's too) for the new host and keep using it. A redirect is refused, saying so (remotes/base.py).
+    ("http.followRedirects", "false"),
     ("push.followTags", "false"),
     ("push.gpgSign", "false"),
     ("push.pushOption", ""),  # empty: no push options (they ask the server to do things)

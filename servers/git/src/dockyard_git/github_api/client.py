@@ -51,6 +51,8 @@ class GitHubClient:
             lazy=True,
         )
         self.token_env = token_env
+        # GitHub's error messages are quoted to the model: a server that echoes the token loses it here.
+        self._redact: Callable[[str], str] = lambda text: text.replace(token, "[redacted]") if token else text
         host = (urlparse(api_url).hostname or "").lower()
         self.extra_hosts = set() if host in ("api.github.com", "") else {host.removeprefix("api.")}
         if host in ("127.0.0.1", "localhost"):
@@ -69,6 +71,7 @@ class GitHubClient:
                 what=f"reading {what}",
                 headers=error.headers or {},
                 credential_env=self.token_env,
+                detail=self._redact(_message(error.data) or "") or None,
             ) from None
         except (OSError, ValueError) as error:
             raise UpstreamUnavailable(
@@ -78,6 +81,12 @@ class GitHubClient:
 
     def _repo(self, slug: str) -> Any:
         return self._client.get_repo(slug)
+
+
+def _message(data: object) -> str | None:
+    """GitHub's ``message`` in an error body: its words, quoted fenced by ``problem_for_status``."""
+    message = data.get("message") if isinstance(data, dict) else None
+    return message if isinstance(message, str) else None
 
 
 def check_page(page: int) -> None:

@@ -14,6 +14,7 @@ from dockyard_shared import (
     UpstreamUnavailable,
     did_you_mean,
 )
+from dockyard_shared.untrusted import fence
 
 from ..gitcmd import GitOutput, GitRunner
 from ..network import NetworkAccess
@@ -24,6 +25,8 @@ from ..settings import Limits, RemoteSettings
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/+@-]{0,99}")
 SHA = re.compile(r"[0-9a-f]{40,64}")
 _COUNT_CAP = 10_000  # commits counted, at most, per count
+# curl's words for an answer it did not follow (http.followRedirects=false): "returned error: 301".
+_REDIRECT = re.compile(r"returned error: (30[1278])\b")
 
 
 class RemotePlumbing:
@@ -204,8 +207,10 @@ class RemotePlumbing:
             line.strip() for line in stderr.splitlines() if line.strip() and not line.startswith("hint:")
         ]
         message = " ".join(lines[-3:])[:600] or f"git {command} failed"
+        # git's words hold the remote's ("remote: …", "remote error: …"): data, after our own sentence.
+        said = f" git said:\n{fence(message, f'output of git {command}')}"
         lowered = stderr.lower()
-        what = f"git {command} with {shown} failed: {message}"
+        what = f"git {command} with {shown} failed"
         if "signal 25" in lowered or "file size limit" in lowered or "file too large" in lowered:
             return LimitExceeded(
                 f"git {command} with {shown} was stopped: what it fetched exceeds the limit of "
@@ -213,9 +218,18 @@ class RemotePlumbing:
                 next_step="Ask the user to fetch this repository themselves, or the operator to raise "
                 "--max-fetch-bytes.",
             )
+        redirect = _REDIRECT.search(lowered)
+        if redirect:
+            return PermissionDenied(
+                f"git {command} with {shown} was refused: the remote answered with a redirect (HTTP "
+                f"{redirect.group(1)}), and this server does not follow redirects, whatever host they lead "
+                "to; nothing was sent to where it leads.",
+                next_step="Tell the user the remote has moved; if they trust the new address, they can set it "
+                "with git remote set-url, and the call will then go there after the same checks.",
+            )
         if "not allowed" in lowered and "transport" in lowered:
             return PermissionDenied(
-                f"{what} (the remote or its config asks for a transport this server does not use).",
+                f"{what}: the remote or its config asks for a transport this server does not use.{said}",
                 next_step="Ask the user to check the remote's URL and remote.<name>.vcs.",
             )
         auth = (
@@ -235,15 +249,17 @@ class RemotePlumbing:
                 else " No token is configured (--remote-token-env)."
             )
             return PermissionDenied(
-                f"{what}. The remote refused the credentials.{token}",
+                f"{what}: the remote refused the credentials.{token}{said}",
                 next_step="Tell the user: the credentials for this remote are missing or wrong (their git "
                 "credential helper, ssh agent, or the token the operator configured).",
             )
         if any(m in lowered for m in ("not found", "does not appear to be a git repository", "error: 404")):
-            return NotFound(what, next_step="Check the remote's URL with git_remotes.")
+            return NotFound(f"{what}.{said}", next_step="Check the remote's URL with git_remotes.")
         if any(
             m in lowered
             for m in ("could not resolve", "connection refused", "failed to connect", "timed out", "error: 5")
         ):
-            return UpstreamUnavailable(what, next_step="Retry later.")
-        return UpstreamUnavailable(what, retryable=False, next_step="Check the remote with git_remotes.")
+            return UpstreamUnavailable(f"{what}.{said}", next_step="Retry later.")
+        return UpstreamUnavailable(
+            f"{what}.{said}", retryable=False, next_step="Check the remote with git_remotes."
+        )

@@ -266,12 +266,14 @@ class FetchOperations(RemotePlumbing):
         )
         if merged.returncode != 0:
             message = " ".join(line.strip() for line in merged.stderr.splitlines() if line.strip())[:600]
+            # git names the files, and the fetched commits chose those names: data.
+            said = fence(message, "output of git merge")
             if "would be overwritten" in message or "untracked working tree files" in message:
                 raise Conflict(
-                    f"Fast-forwarding {current} to {upstream} would overwrite uncommitted changes: {message}",
+                    f"Fast-forwarding {current} to {upstream} would overwrite uncommitted changes:\n{said}",
                     next_step="Commit or stash them first (git_commit or git_stash), then pull again.",
                 )
-            raise Conflict(f"Fast-forwarding {current} to {upstream} failed: {message}")
+            raise Conflict(f"Fast-forwarding {current} to {upstream} failed:\n{said}")
         commits = self._commits(repo, new, old, _SHOWN_COMMITS)
         count = self._count(repo, [new], [old] if old else [])[0]
         return result("fast-forwarded", commits, count, new)

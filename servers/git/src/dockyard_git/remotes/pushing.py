@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from dockyard_shared import Conflict, InvalidArgument, LimitExceeded, NotFound, PermissionDenied
+from dockyard_shared.untrusted import fence
 
 from ..remote_access import RemoteUrl
 from ..remote_models import PushResult
@@ -263,4 +264,9 @@ class PushOperations(FetchOperations):
                 "branch moved since it was last fetched, so the lease no longer holds.",
                 next_step="git_fetch, look at what arrived, and ask the user again.",
             )
-        return Conflict(f"The push of {branch} to {remote}/{remote_branch} was rejected: {reason}.")
+        # Any other reason is the remote's own words (a hook's, a hosting service's): data.
+        return Conflict(
+            f"The push of {branch} to {remote}/{remote_branch} was rejected. The reason given:\n"
+            f"{fence(reason[:300], 'reason given by the remote')}",
+            next_step="Tell the user what the remote said; retrying the same push will be rejected again.",
+        )
