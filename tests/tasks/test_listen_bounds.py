@@ -222,3 +222,39 @@ async def test_other_clients_still_connect_while_one_client_holds_its_most_strea
             with anyio.fail_after(15):
                 event = await anext(aiter(streams[0]))  # the first stream watches TASK-2
             assert event.uri == "task://TASK-2"
+
+
+@pytest.mark.slow
+async def test_event_streams_hold_at_most_half_the_connections_whatever_the_stream_caps(sqlite_url, log_dir):
+    # The connection guard's own share, below any stream flag: listen streams (and 2025-11-25 GET
+    # streams) cannot take every connection, so other requests are still served.
+    launch = tasks_launch(sqlite_url, "--demo")
+    extra = (
+        "--max-connections",
+        "20",
+        "--max-listen-streams-per-client",
+        "100",
+        "--max-listen-streams",
+        "100",
+    )
+    with http_server(launch, log_dir=log_dir, extra_args=extra) as server:
+        async with open_session(server.url(), era=MODERN) as hog, AsyncExitStack() as held:
+            streams, refused = [], []
+            for n in range(1, 31):
+                try:
+                    streams.append(
+                        await held.enter_async_context(
+                            listen(sdk_session(hog), resource_subscriptions=[f"task://TASK-{n % 9 + 1}"])
+                        )
+                    )
+                except MCPError as error:
+                    refused.append(str(error))
+            assert len(streams) == 10 and len(refused) == 20
+            assert "Too many event streams are open on this server (10" in refused[0]
+            for era in (LEGACY, MODERN):
+                async with open_session(server.url(), era=era, timeout=30) as other:
+                    await other.call_ok("update_task", {"task_id": "TASK-2", "title": f"From {era}"})
+            with anyio.fail_after(15):
+                event = await anext(aiter(streams[0]))  # the first stream watches TASK-2
+            assert event.uri == "task://TASK-2"
+        assert "HTTP event streams reached their share of the connection limit" in server.log()
