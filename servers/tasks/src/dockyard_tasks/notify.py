@@ -181,7 +181,9 @@ class ChangeFeed:
 
         url = make_url(self.store.engine.url).set(drivername="postgresql")
         dsn = url.render_as_string(hide_password=False)
-        lost_at: float | None = None  # when a LISTEN connection that was up went down
+        # Since when this process has had no LISTEN connection (a first connection that fails counts:
+        # subscribers exist as soon as the feed starts).
+        lost_at: float | None = None
         while not self._stop.is_set():
             try:
                 with psycopg.connect(
@@ -209,8 +211,9 @@ class ChangeFeed:
         keeps none for a session that was not listening), so every subscriber is told that whatever it
         watches may have changed, and catches up with ``changes_since``."""
         log.warning(
-            "change-notice connection restored after %.1f s; changes other replicas made meanwhile were "
-            "not announced: telling every subscriber to catch up (resources updated, list changed)",
+            "change-notice connection restored after %.1f s without it; changes other replicas made "
+            "meanwhile were not announced: telling every subscriber to catch up (resources updated, "
+            "list changed)",
             gap,
         )
         self._listeners.call(
