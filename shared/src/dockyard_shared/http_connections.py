@@ -17,6 +17,9 @@ every second and no new client gets in, ``/health`` included. So:
   served or whose client still owes part of its request (head or body) before any response began,
   then the oldest idle keep-alive one, so the newest client gets in; only when every connection is
   serving a request it has received is the new one closed instead;
+* long-lived event streams (a 2026-07-28 ``subscriptions/listen`` POST, a 2025-11-25 ``GET`` event
+  stream) hold at most half of ``limit`` between them: one more is answered 429 and closed, so
+  streams cannot take every connection and lock other clients' requests out;
 * the file-descriptor soft limit is raised to the hard limit at start, and ``limit`` stays a tenth
   below it, so connections cannot starve the server's own files and pipes;
 * reaching the limit, or running out of descriptors anyway, is logged in one line, at most once per
@@ -26,6 +29,7 @@ every second and no new client gets in, ``/health`` included. So:
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from typing import Any
@@ -100,6 +104,8 @@ class ConnectionGuard:
             self.limit = max(1, min(max_connections, open_files - max(64, open_files // 10)))
         self._open: dict[GuardedH11Protocol, None] = {}  # insertion order: oldest first
         self._warning = Throttle(WARN_INTERVAL)
+        self.stream_limit = max(1, self.limit // 2)
+        self._streams: set[GuardedH11Protocol] = set()  # serving a long-lived event stream
 
     def describe(self) -> str:
         files = f", file-descriptor limit {self.open_files}" if self.open_files is not None else ""
@@ -119,6 +125,21 @@ class ConnectionGuard:
 
     def release(self, protocol: GuardedH11Protocol) -> None:
         self._open.pop(protocol, None)
+        self._streams.discard(protocol)
+
+    def admit_stream(self, protocol: GuardedH11Protocol) -> bool:
+        """May ``protocol`` serve the long-lived event stream it was just asked for?"""
+        if len(self._streams) >= self.stream_limit:
+            self._warn(
+                f"HTTP event streams reached their share of the connection limit, {self.stream_limit} "
+                f"(half of {self.describe()}): refusing new ones with 429"
+            )
+            return False
+        self._streams.add(protocol)
+        return True
+
+    def stream_ended(self, protocol: GuardedH11Protocol) -> None:
+        self._streams.discard(protocol)
 
     def out_of_file_descriptors(self) -> None:
         # Typically a burst: asyncio accepts many sockets before any reaches admit(), which then
@@ -150,6 +171,7 @@ class GuardedH11Protocol(H11Protocol):
     _head_deadline: asyncio.TimerHandle | None = None
     _body_deadline: asyncio.TimerHandle | None = None
     _body_cycle: object = None  # the request the body deadline is for (pipelining starts others)
+    _stream_cycle: object = None  # the last request checked against the stream share
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -164,11 +186,33 @@ class GuardedH11Protocol(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
+        self._check_stream()
         self._set_clocks()
 
     def on_response_complete(self) -> None:
+        self.guard.stream_ended(self)
         super().on_response_complete()
+        self._check_stream()  # a pipelined request may have started
         self._set_clocks()
+
+    def _check_stream(self) -> None:
+        """Count a new request that opens a long-lived event stream against the guard's stream share,
+        or refuse it. Runs before the app task the request started has run, so the app only reads a
+        disconnect."""
+        cycle = self.cycle
+        if cycle is None or cycle is self._stream_cycle or cycle.response_started:
+            return
+        self._stream_cycle = cycle
+        if not _opens_stream(cycle.scope) or self.guard.admit_stream(self):
+            return
+        message = (
+            f"Too many event streams are open on this server ({self.guard.stream_limit}: "
+            f"subscriptions/listen and GET streams may hold half of its connections). Close a stream you "
+            f"no longer need, or retry later; meanwhile ordinary requests are served."
+        )
+        # A JSON-RPC error body: MCP clients show its message (the request's id is not read yet).
+        error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": message}}
+        self._answer_and_close(429, json.dumps(error).encode(), content_type=b"application/json")
 
     def serving(self) -> bool:
         return self.cycle is not None and not self.cycle.response_complete
@@ -225,12 +269,14 @@ class GuardedH11Protocol(H11Protocol):
         else:
             self._answer_and_close(408, b"The request body did not arrive in time.")
 
-    def _answer_and_close(self, status: int, text: bytes) -> None:
+    def _answer_and_close(
+        self, status: int, text: bytes, *, content_type: bytes = b"text/plain; charset=utf-8"
+    ) -> None:
         """Answer the request being received with ``status`` in place of the app, and close: the app
         then reads a disconnect, and whatever it sends is dropped."""
         cycle = self.cycle
         cycle.response_started = cycle.response_complete = cycle.disconnected = True
-        headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]
+        headers = [(b"content-type", content_type), (b"connection", b"close")]
         try:
             head = h11.Response(status_code=status, headers=headers, reason=STATUS_PHRASES[status])
             self.transport.write(self.conn.send(head))
@@ -257,6 +303,18 @@ class GuardedH11Protocol(H11Protocol):
                 "closing %s: no complete request head within %g s", self.client, self.guard.header_timeout
             )
             self.transport.close()
+
+
+def _opens_stream(scope: dict[str, Any]) -> bool:
+    """A request whose response is a long-lived event stream: a 2026-07-28 ``subscriptions/listen``
+    (its ``Mcp-Method`` header must match the body, the SDK checks) or a ``GET`` asking for
+    ``text/event-stream`` (a 2025-11-25 session's stream). uvicorn lowercases header names."""
+    headers = scope.get("headers") or ()
+    if scope.get("method") == "POST":
+        return any(k == b"mcp-method" and v.strip() == b"subscriptions/listen" for k, v in headers)
+    return scope.get("method") == "GET" and any(
+        k == b"accept" and b"text/event-stream" in v.lower() for k, v in headers
+    )
 
 
 def guarded_protocol(guard: ConnectionGuard) -> type[GuardedH11Protocol]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +30,15 @@ from .listeners import Listeners
 if TYPE_CHECKING:  # SQLAlchemy only on PostgreSQL, where the store opens at start anyway
     from .store import ChangeEvent, TaskStore
 
-__all__ = ["SUMMARY_URI", "ChangeFeed", "ResourceChange", "project_uri", "task_uri"]
+__all__ = [
+    "SUMMARY_URI",
+    "ChangeFeed",
+    "ResourceChange",
+    "channel_for_schema",
+    "project_uri",
+    "task_project",
+    "task_uri",
+]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +54,18 @@ def task_uri(task_id: str) -> str:
     return f"task://{task_id}"
 
 
+def task_project(uri: str) -> str | None:
+    """The project key of a ``task://KEY-N`` URI (None for any other URI)."""
+    if not uri.startswith("task://"):
+        return None
+    return uri[len("task://") :].rpartition("-")[0]
+
+
+def channel_for_schema(schema: str) -> str:
+    """The ``NOTIFY`` channel of the stores in one database schema (so other schemas are not heard)."""
+    return "dockyard_tasks_" + uuid.uuid5(uuid.NAMESPACE_URL, schema).hex[:16]
+
+
 @dataclass(frozen=True)
 class ResourceChange:
     """What subscribers must hear about one committed change."""
@@ -53,13 +74,13 @@ class ResourceChange:
     uris: frozenset[str]  # updated resources: the summary, projects, tasks
     all_tasks_of: frozenset[str] = frozenset()  # project keys whose every task may have changed
     list_changed: bool = False  # a listed resource (a project) came into existence
+    # Anything may have changed: notices from other replicas were lost (the LISTEN connection dropped).
+    everything: bool = False
 
     def touches(self, uri: str) -> bool:
-        if uri in self.uris:
+        if self.everything or uri in self.uris:
             return True
-        if uri.startswith("task://") and self.all_tasks_of:
-            return uri[len("task://") :].rpartition("-")[0] in self.all_tasks_of
-        return False
+        return bool(self.all_tasks_of) and task_project(uri) in self.all_tasks_of
 
 
 def change_of(event: ChangeEvent) -> ResourceChange:
@@ -133,7 +154,7 @@ class ChangeFeed:
 
         with self.store.engine.connect() as connection:
             schema = connection.execute(text("SELECT current_schema()")).scalar() or "public"
-        return "dockyard_tasks_" + uuid.uuid5(uuid.NAMESPACE_URL, schema).hex[:16]
+        return channel_for_schema(schema)
 
     def _announcement(self, event: ChangeEvent) -> tuple[str, str, str]:
         return (self._channel or "", *_payload_parts(self.origin, event))
@@ -160,11 +181,19 @@ class ChangeFeed:
 
         url = make_url(self.store.engine.url).set(drivername="postgresql")
         dsn = url.render_as_string(hide_password=False)
+        # Since when this process has had no LISTEN connection (a first connection that fails counts:
+        # subscribers exist as soon as the feed starts).
+        lost_at: float | None = None
         while not self._stop.is_set():
             try:
-                with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as connection:
+                with psycopg.connect(
+                    dsn, autocommit=True, connect_timeout=10, application_name="dockyard-tasks change feed"
+                ) as connection:
                     connection.execute(f'LISTEN "{self._channel}"')
                     ready.set()
+                    if lost_at is not None:
+                        self._caught_up(time.monotonic() - lost_at)
+                        lost_at = None
                     while not self._stop.is_set():
                         for notice in connection.notifies(timeout=0.5):
                             found = _change_from_payload(notice.payload)
@@ -172,5 +201,21 @@ class ChangeFeed:
                                 self._listeners.call(found[1])
             except psycopg.Error as error:
                 ready.set()
+                if lost_at is None:
+                    lost_at = time.monotonic()
                 log.warning("lost the change-notice connection (%s); reconnecting", error)
                 self._stop.wait(1.0)
+
+    def _caught_up(self, gap: float) -> None:
+        """LISTEN again after a gap: notices other replicas sent meanwhile are gone for good (PostgreSQL
+        keeps none for a session that was not listening), so every subscriber is told that whatever it
+        watches may have changed, and catches up with ``changes_since``."""
+        log.warning(
+            "change-notice connection restored after %.1f s without it; changes other replicas made "
+            "meanwhile were not announced: telling every subscriber to catch up (resources updated, "
+            "list changed)",
+            gap,
+        )
+        self._listeners.call(
+            ResourceChange(revision=0, uris=frozenset({SUMMARY_URI}), list_changed=True, everything=True)
+        )

@@ -54,7 +54,7 @@ def create_server(settings: Settings, *, store: TaskStore | None = None) -> Fast
     )
     resources.register(server, store)
     prompts.register(server, store)
-    Subscriptions(server, ChangeFeed(store))
+    Subscriptions(server, ChangeFeed(store), settings.subscriptions)
     after_initialize(server, lambda: warm_up(store, actors.default))
     if settings.actors:
         server.auth = ActorTokens(settings.actors)

@@ -29,6 +29,7 @@ __all__ = [
     "TOOLSETS",
     "WRITE",
     "Settings",
+    "SubscriptionLimits",
     "default_database_url",
     "demo_database_url",
     "settings_from",
@@ -43,6 +44,16 @@ ACTORS_ENV = "DOCKYARD_TASKS_ACTORS"
 
 
 @dataclass(frozen=True)
+class SubscriptionLimits:
+    """What resource subscriptions may hold (``subscriptions.py``); each refusal names its flag."""
+
+    uris_per_subscriber: int = 1_000  # URIs one listen stream, or one 2025-11-25 session, may watch
+    streams_per_client: int = 16  # open subscriptions/listen streams per client address
+    streams: int = 256  # open subscriptions/listen streams in all
+    uris: int = 100_000  # watched URIs in all, every stream and session counted
+
+
+@dataclass(frozen=True)
 class Settings:
     database_url: str
     actor: str = "model"
@@ -51,6 +62,7 @@ class Settings:
     demo: bool = False
     exposure: Exposure = field(default_factory=Exposure)
     limits: StoreLimits | None = None  # None: the store's defaults
+    subscriptions: SubscriptionLimits = field(default_factory=SubscriptionLimits)
 
 
 def default_database_url() -> str:
@@ -110,6 +122,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--demo", action="store_true", help="add the sample project TASK (if absent) to the database"
     )
+    defaults = SubscriptionLimits()
+    for flag, default, help in (
+        (
+            "--max-subscription-uris",
+            defaults.uris_per_subscriber,
+            "resources one subscriptions/listen stream, or one 2025-11-25 session, may subscribe to",
+        ),
+        (
+            "--max-listen-streams-per-client",
+            defaults.streams_per_client,
+            "open subscriptions/listen streams one client address may hold",
+        ),
+        ("--max-listen-streams", defaults.streams, "open subscriptions/listen streams in all"),
+        (
+            "--max-subscribed-uris",
+            defaults.uris,
+            "resource subscriptions in all, every stream and session counted",
+        ),
+    ):
+        group.add_argument(flag, type=_positive_int, default=default, metavar="N", help=help)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return value
 
 
 def database_url(url: str) -> str:
@@ -133,6 +175,17 @@ def settings_from(args: argparse.Namespace) -> Settings:
             "--actors and --auth-token both set the bearer token.",
             next_step="Use one: --actors gives each person a token of their own.",
         )
+    subscriptions = SubscriptionLimits(
+        uris_per_subscriber=args.max_subscription_uris,
+        streams_per_client=args.max_listen_streams_per_client,
+        streams=args.max_listen_streams,
+        uris=args.max_subscribed_uris,
+    )
     return Settings(
-        database_url=url, actor=actor, actors=actors, demo=args.demo, exposure=exposure_from(args)
+        database_url=url,
+        actor=actor,
+        actors=actors,
+        demo=args.demo,
+        exposure=exposure_from(args),
+        subscriptions=subscriptions,
     )

@@ -1,4 +1,4 @@
-"""Resource subscriptions in both protocol eras, fed by the change feed (``notify.py``).
+"""Resource subscriptions in both protocol eras, fed by the change feed (``notify.py``), within bounds.
 
 FastMCP 4.1 serves neither ``resources/subscribe`` nor ``subscriptions/listen``; the MCP SDK's low-level
 server has both seams, so they are registered on it here:
@@ -6,9 +6,15 @@ server has both seams, so they are registered on it here:
 * 2025-11-25: ``resources/subscribe`` / ``resources/unsubscribe`` record (session, URI); a change sends
   ``notifications/resources/updated`` to each subscribed session, and ``notifications/resources/
   list_changed`` when a project comes into existence (to every session that subscribed to anything);
-* 2026-07-28: ``subscriptions/listen`` streams, served by the SDK's ``ListenHandler`` over an in-process
-  bus; a change publishes ``ResourceUpdated`` for the URIs some open stream asked for, and
-  ``ResourcesListChanged``.
+* 2026-07-28: ``subscriptions/listen`` streams (the request's response is the stream): the stream is
+  acknowledged, then carries ``ResourceUpdated`` for the URIs it asked for and ``ResourcesListChanged``
+  if it asked for that, until the client hangs up.
+
+Bounds (:class:`~dockyard_tasks.settings.SubscriptionLimits`, each refusal naming its flag): URIs per
+stream or per session, open streams per client address and in all, and watched URIs in all. A change
+is matched through :class:`~dockyard_tasks.interest.Interest` (URI → subscribers), so its cost on the
+event loop is that of the subscribers it concerns. A stream whose client stops reading is ended once
+its backlog is full (the client listens again and re-reads).
 
 Changes arrive on any thread (a worker thread after a commit, the PostgreSQL listener thread); they are
 handed to the event loop the first subscription was made on.
@@ -22,24 +28,29 @@ import weakref
 from collections import Counter
 from typing import Any
 
+import anyio
 import mcp.types as mt
 from fastmcp import FastMCP
-from mcp.server.subscriptions import (
-    InMemorySubscriptionBus,
-    ListenHandler,
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import (
+    SUBSCRIPTION_ID_META_KEY,
     ResourcesListChanged,
     ResourceUpdated,
+    ServerEvent,
+    event_to_notification,
 )
-from mcp.shared.exceptions import MCPError
 
+from .interest import Interest
 from .notify import SUMMARY_URI, ChangeFeed, ResourceChange
+from .settings import SubscriptionLimits
 
 __all__ = ["Subscriptions"]
 
 log = logging.getLogger(__name__)
 
-MAX_PER_SESSION = 1_000  # subscriptions one session may hold
 _SCHEMES = ("project://", "task://")
+LIMIT_REACHED = -32000  # JSON-RPC's server-error range: the request was fine, the server is full
+_BACKLOG_SPARE = 64  # events a stream may queue beyond one update per URI it watches
 
 
 def _connection(ctx: Any) -> Any:
@@ -51,6 +62,12 @@ def _connection(ctx: Any) -> Any:
     return connection
 
 
+def _client_of(ctx: Any) -> str:
+    """Who opened a listen stream: the HTTP peer's address; over stdio or in memory, the one client."""
+    client = getattr(getattr(ctx, "request", None), "client", None)
+    return getattr(client, "host", None) or "local"
+
+
 def _check_uri(uri: str) -> str:
     if not uri.startswith(_SCHEMES) or len(uri) > 200:
         raise MCPError(
@@ -60,16 +77,33 @@ def _check_uri(uri: str) -> str:
     return uri
 
 
+class _Stream:
+    """One open ``subscriptions/listen`` stream."""
+
+    __slots__ = ("client", "list_changed", "send")
+
+    def __init__(self, client: str, list_changed: bool, send: Any) -> None:
+        self.client = client
+        self.list_changed = list_changed
+        self.send = send
+
+
+class _Session:
+    """The subscriptions of one 2025-11-25 connection; forgotten when the connection is."""
+
+    __slots__ = ("__weakref__", "connection")
+    connection: weakref.ref[Any]  # set right after, with a callback that needs this object
+
+
 class Subscriptions:
-    def __init__(self, server: FastMCP, feed: ChangeFeed) -> None:
+    def __init__(self, server: FastMCP, feed: ChangeFeed, limits: SubscriptionLimits | None = None) -> None:
         self.feed = feed
+        self.limits = limits or SubscriptionLimits()
         self.loop: asyncio.AbstractEventLoop | None = None
-        # 2025-11-25: the URIs each live connection subscribed to (forgotten with the connection).
-        self.sessions: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
-        # 2026-07-28: listen streams, and how many open streams asked for each URI.
-        self.bus = InMemorySubscriptionBus()
-        self.listen = ListenHandler(self.bus)
-        self.wanted: Counter[str] = Counter()
+        self.interest: Interest[_Stream | _Session] = Interest()
+        self.sessions: weakref.WeakKeyDictionary[Any, _Session] = weakref.WeakKeyDictionary()
+        self.streams: set[_Stream] = set()
+        self.streams_of: Counter[str] = Counter()
         self._unsubscribe_feed = None
         lowlevel = server._mcp_server
         lowlevel.add_request_handler("resources/subscribe", mt.SubscribeRequestParams, self.on_subscribe)
@@ -87,28 +121,136 @@ class Subscriptions:
             self._unsubscribe_feed = self.feed.subscribe(self._changed)
             self.feed.start()
 
+    def _check_room(self, adding: int) -> None:
+        if self.interest.count + adding > self.limits.uris:
+            raise MCPError(
+                LIMIT_REACHED,
+                f"This server already holds {self.interest.count:,} resource subscriptions, its limit is "
+                f"{self.limits.uris:,} (--max-subscribed-uris). Retry later, or subscribe to fewer "
+                f"resources: project://KEY is updated whenever any of its tasks changes.",
+            )
+
+    # -- 2025-11-25 ------------------------------------------------------------------------------
+
     async def on_subscribe(self, ctx: Any, params: mt.SubscribeRequestParams) -> mt.EmptyResult:
         uri = _check_uri(str(params.uri))
         self._attach()
-        uris = self.sessions.setdefault(_connection(ctx), set())
-        if len(uris) >= MAX_PER_SESSION and uri not in uris:
-            raise MCPError(mt.INVALID_PARAMS, f"At most {MAX_PER_SESSION} subscriptions per session.")
-        uris.add(uri)
+        connection = _connection(ctx)
+        session = self.sessions.get(connection)
+        if session is None:
+            session = self.sessions[connection] = _Session()
+            session.connection = weakref.ref(connection, self._gone(session))
+        if self.interest.watches(session, uri):
+            return mt.EmptyResult()
+        cap = self.limits.uris_per_subscriber
+        if self.interest.size_of(session) >= cap:
+            raise MCPError(
+                mt.INVALID_PARAMS,
+                f"This session already subscribes to {cap:,} resources, the most one session may "
+                f"(--max-subscription-uris). Unsubscribe from some first, or subscribe to project://KEY, "
+                f"which is updated whenever any of its tasks changes.",
+            )
+        self._check_room(1)
+        self.interest.add(session, (uri,))
         return mt.EmptyResult()
 
     async def on_unsubscribe(self, ctx: Any, params: mt.UnsubscribeRequestParams) -> mt.EmptyResult:
-        self.sessions.get(_connection(ctx), set()).discard(str(params.uri))
+        session = self.sessions.get(_connection(ctx))
+        if session is not None:
+            self.interest.discard(session, (str(params.uri),))
         return mt.EmptyResult()
 
+    def _gone(self, session: _Session) -> Any:
+        """The weakref callback for a session's connection: forget its subscriptions, on the loop
+        (garbage collection may run on any thread, and in the middle of a delivery)."""
+        ref = weakref.ref(session)
+
+        def collected(_: Any) -> None:
+            loop = self.loop
+            if loop is not None and not loop.is_closed() and (entry := ref()) is not None:
+                loop.call_soon_threadsafe(self.interest.remove, entry)
+
+        return collected
+
+    # -- 2026-07-28 ------------------------------------------------------------------------------
+
     async def on_listen(self, ctx: Any, params: mt.SubscriptionsListenRequestParams) -> Any:
-        uris = [_check_uri(str(u)) for u in (params.notifications.resource_subscriptions or [])]
+        subscription_id = ctx.request_id
+        if subscription_id is None:
+            raise MCPError(mt.INVALID_REQUEST, "subscriptions/listen requires a request id")
+        wanted = params.notifications
+        requested = wanted.resource_subscriptions or []
+        cap = self.limits.uris_per_subscriber
+        if len(requested) > cap:  # refused before any per-URI work
+            raise MCPError(
+                mt.INVALID_PARAMS,
+                f"subscriptions/listen names {len(requested):,} resources; one stream may subscribe to at "
+                f"most {cap:,} (--max-subscription-uris). Subscribe to project://KEY (updated whenever "
+                f"any of its tasks changes) or {SUMMARY_URI} instead of every task.",
+            )
+        uris = sorted({_check_uri(str(u)) for u in requested})
+        client = _client_of(ctx)
+        if self.streams_of[client] >= self.limits.streams_per_client:
+            raise MCPError(
+                LIMIT_REACHED,
+                f"{client} already holds {self.streams_of[client]} subscriptions/listen streams, the most "
+                f"one client may (--max-listen-streams-per-client). Close one (or put its URIs in one "
+                f"stream) and listen again.",
+            )
+        if len(self.streams) >= self.limits.streams:
+            raise MCPError(
+                LIMIT_REACHED,
+                f"This server holds {len(self.streams)} subscriptions/listen streams, its limit "
+                f"(--max-listen-streams). Retry later; meanwhile changes_since tells what changed.",
+            )
+        self._check_room(len(uris))
         self._attach()
-        self.wanted.update(uris)
+        send, receive = anyio.create_memory_object_stream[ServerEvent](len(uris) + _BACKLOG_SPARE)
+        stream = _Stream(client, bool(wanted.resources_list_changed), send)
+        self.streams.add(stream)
+        self.streams_of[client] += 1
+        self.interest.add(stream, uris)
+        meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: subscription_id}
+        honored = mt.SubscriptionFilter(
+            tools_list_changed=True if wanted.tools_list_changed else None,
+            prompts_list_changed=True if wanted.prompts_list_changed else None,
+            resources_list_changed=True if wanted.resources_list_changed else None,
+            resource_subscriptions=uris or None,
+        )
         try:
-            return await self.listen(ctx, params)
+            # The acknowledgement is the stream's first frame; events published meanwhile wait in it.
+            await ctx.session.send_notification(
+                mt.SubscriptionsAcknowledgedNotification(
+                    params=mt.SubscriptionsAcknowledgedNotificationParams(notifications=honored, _meta=meta)
+                ),
+                related_request_id=subscription_id,
+            )
+            async with receive:
+                async for event in receive:
+                    await ctx.session.send_notification(
+                        event_to_notification(event, meta), related_request_id=subscription_id
+                    )
         finally:
-            self.wanted.subtract(uris)
-            self.wanted += Counter()  # drop the zeros
+            self._end(stream)
+        return mt.SubscriptionsListenResult(_meta=meta)
+
+    def _end(self, stream: _Stream) -> None:
+        if stream in self.streams:
+            self.streams.discard(stream)
+            self.streams_of[stream.client] -= 1
+            if not self.streams_of[stream.client]:
+                del self.streams_of[stream.client]
+            self.interest.remove(stream)
+        stream.send.close()
+
+    def _push(self, stream: _Stream, event: ServerEvent) -> None:
+        try:
+            stream.send.send_nowait(event)
+        except anyio.ClosedResourceError:
+            pass
+        except anyio.WouldBlock:
+            log.warning("a subscriptions/listen stream's client stopped reading; ending the stream")
+            self._end(stream)  # frees its slot now: its handler may be stuck writing to the client
 
     # -- delivery --------------------------------------------------------------------------------
 
@@ -119,17 +261,28 @@ class Subscriptions:
             loop.call_soon_threadsafe(lambda: loop.create_task(self.deliver(change)))
 
     async def deliver(self, change: ResourceChange) -> None:
-        for session, uris in list(self.sessions.items()):
+        matched = self.interest.matching(change)
+        for subscriber, uris in matched.items():
+            if isinstance(subscriber, _Stream):
+                for uri in uris:
+                    self._push(subscriber, ResourceUpdated(uri=uri))
+        if change.list_changed:
+            for stream in [s for s in self.streams if s.list_changed]:
+                self._push(stream, ResourcesListChanged())
+        sessions = [s for s in matched if isinstance(s, _Session)]
+        if change.list_changed:  # to every session that subscribes to anything
+            sessions = [s for s in self.interest if isinstance(s, _Session) and self.interest.size_of(s)]
+        for session in sessions:
+            connection = session.connection()
+            if connection is None:
+                self.interest.remove(session)
+                continue
             try:
-                for uri in sorted(uris):
-                    if change.touches(uri):
-                        await session.send_resource_updated(uri)
-                if change.list_changed and uris:
-                    await session.send_resource_list_changed()
+                for uri in matched.get(session, ()):
+                    await connection.send_resource_updated(uri)
+                if change.list_changed:
+                    await connection.send_resource_list_changed()
             except Exception as error:  # the connection went away: forget the session
                 log.debug("dropping a subscriber session: %s", error)
-                self.sessions.pop(session, None)
-        for uri in [u for u in self.wanted if change.touches(u)]:
-            await self.bus.publish(ResourceUpdated(uri=uri))
-        if change.list_changed:
-            await self.bus.publish(ResourcesListChanged())
+                self.interest.remove(session)
+                self.sessions.pop(connection, None)
