@@ -40,6 +40,8 @@ from mcp.shared.subscriptions import (
     event_to_notification,
 )
 
+from dockyard_shared.http_sessions import client_key
+
 from .interest import Interest
 from .notify import SUMMARY_URI, ChangeFeed, ResourceChange
 from .settings import SubscriptionLimits
@@ -63,9 +65,11 @@ def _connection(ctx: Any) -> Any:
 
 
 def _client_of(ctx: Any) -> str:
-    """Who opened a listen stream: the HTTP peer's address; over stdio or in memory, the one client."""
+    """Who opened a listen stream, counted as --max-sessions-per-client counts (every loopback address is
+    one client); over stdio or in memory, the one client."""
     client = getattr(getattr(ctx, "request", None), "client", None)
-    return getattr(client, "host", None) or "local"
+    host = getattr(client, "host", None)
+    return client_key(host) if host else "local"
 
 
 def _check_uri(uri: str) -> str:
