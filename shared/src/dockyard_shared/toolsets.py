@@ -31,8 +31,6 @@ from .problems import InvalidArgument
 if TYPE_CHECKING:  # Toolset records are read by `dockyard list` and settings modules: no FastMCP import
     from fastmcp import FastMCP
 
-    from .tool_schemas import ToolSchemas
-
 __all__ = [
     "ALL",
     "DEFAULT",
@@ -181,7 +179,6 @@ class ToolRegistrar:
     wanted: Callable[[str, Toolset, bool], bool]
     seen: dict[str, Toolset] = field(default_factory=dict)
     installed: list[str] = field(default_factory=list)
-    schemas: ToolSchemas | None = None  # None: FastMCP's server.tool builds every tool and its schemas
 
     def tool(self, name_or_fn: Any = None, /, **options: Any) -> Any:
         if callable(name_or_fn):
@@ -206,12 +203,7 @@ class ToolRegistrar:
         if not self.wanted(name, self.toolset, read_only):
             return fn
         self.installed.append(name)
-        fn = _described(fn, options)
-        tool = self.schemas.tool(fn, options) if self.schemas is not None else None
-        if tool is None:
-            return self.server.tool(fn, **options)
-        self.server.add_tool(tool)
-        return fn
+        return self.server.tool(_described(fn, options), **options)
 
 
 # A line FastMCP's docstring parsers (griffe: Google, NumPy, Sphinx) could read as a section: a title ending
@@ -283,17 +275,11 @@ def install(
     # check, so its register function is not called: a server can import that toolset's module in it,
     # off the path to ``initialize`` (dockyard-git's remote toolset and its models: ~5 ms).
     names_given = bool(exposure.tools or exposure.exclude_tools)
-    from .tool_schemas import ToolSchemas
-
-    schemas = ToolSchemas.for_server(server.name)
     for toolset, register in registrations.items():
         if toolset.name in unavailable or not (names_given or toolset.name in enabled):
             continue
-        registrar = ToolRegistrar(server, toolset, wanted, seen, installed, schemas)
-        register(registrar)
+        register(ToolRegistrar(server, toolset, wanted, seen, installed))
     _refuse_unknown_tools(exposure, seen, unavailable)
-    if schemas is not None:
-        schemas.save()
     return tuple(installed)
 
 
