@@ -20,8 +20,6 @@ different set of tools than the operator meant.
 from __future__ import annotations
 
 import argparse
-import inspect
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -203,40 +201,19 @@ class ToolRegistrar:
         if not self.wanted(name, self.toolset, read_only):
             return fn
         self.installed.append(name)
-        return self.server.tool(_described(fn, options), **options)
+        from .fastmcp_compat import described
 
-
-# A line FastMCP's docstring parsers (griffe: Google, NumPy, Sphinx) could read as a section: a title ending
-# in ":" alone on its line (Args:, Returns:, Note:), a NumPy underline, a Sphinx field (:param x:).
-_SECTION_LIKE = re.compile(r"^\s*\w[\w \t-]*:\s*$|^\s*-{3,}\s*$|^\s*:\w+", re.MULTILINE)
-
-
-def _described(fn: Callable[..., Any], options: dict[str, Any]) -> Callable[..., Any]:
-    """``fn`` with its docstring moved into ``options["description"]`` when FastMCP would use it as it stands.
-
-    Why: FastMCP runs every tool and prompt docstring through griffe's three parsers (twice) to split out
-    Args/Returns sections; ours have none (their headings are ``Use when:`` lines), and griffe's import and
-    parsing cost 30–40 ms of each server's start (bench/startup). A docstring with no section-like line is
-    its own description, so it is passed explicitly (a supported option) and ``__doc__`` is cleared: FastMCP
-    then has nothing to parse. A docstring that might hold a section is left to FastMCP, which keeps its
-    per-parameter descriptions.
-    """
-    if options.get("description") is not None:
-        return fn
-    doc = inspect.getdoc(fn)
-    if doc and not _SECTION_LIKE.search(doc):
-        options["description"] = doc
-        fn.__doc__ = None
-    return fn
+        return self.server.tool(described(fn, options), **options)
 
 
 def prompt(server: FastMCP, /, **options: Any) -> Callable[[Any], Any]:
     """``@prompt(server)`` registers a prompt as ``@server.prompt`` does, its plain docstring passed as the
-    description (see :func:`_described`)."""
+    description (see :func:`dockyard_shared.fastmcp_compat.described`)."""
+    from .fastmcp_compat import described
 
     def register(fn: Callable[..., Any]) -> Any:
         chosen = dict(options)
-        return server.prompt(_described(fn, chosen), **chosen)
+        return server.prompt(described(fn, chosen), **chosen)
 
     return register
 

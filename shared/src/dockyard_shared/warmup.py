@@ -31,6 +31,10 @@ from weakref import WeakKeyDictionary
 
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 
+# What FastMCP imports lazily on a first tools/call (its session-state store and jsonref are not imported
+# at all: fastmcp_compat.DockyardServer makes the store on first write, schema.py inlines references).
+from .fastmcp_compat import FRAMEWORK_IMPORTS
+
 __all__ = [
     "FRAMEWORK_IMPORTS",
     "WarmUpTrigger",
@@ -41,10 +45,6 @@ __all__ = [
 
 log = logging.getLogger("dockyard.warmup")
 
-# FastMCP imports these lazily, on the first tools/call: its Prefab payload helpers. (Its session-state store
-# and jsonref, which a first tools/list imported, are no longer imported at all: dockyard_shared.server
-# makes the store on its first write, and dockyard_shared.schema inlines references itself.)
-FRAMEWORK_IMPORTS = ("fastmcp.server.providers.prefab_payload",)
 
 _pending: WeakKeyDictionary[Any, list[Callable[[], object]]] = WeakKeyDictionary()
 

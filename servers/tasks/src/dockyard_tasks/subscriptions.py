@@ -32,6 +32,9 @@ from mcp.server.subscriptions import (
 )
 from mcp.shared.exceptions import MCPError
 
+from dockyard_shared.fastmcp_compat import lowlevel_server
+from dockyard_shared.fastmcp_compat import session_connection as _connection
+
 from .notify import SUMMARY_URI, ChangeFeed, ResourceChange
 
 __all__ = ["Subscriptions"]
@@ -40,15 +43,6 @@ log = logging.getLogger(__name__)
 
 MAX_PER_SESSION = 1_000  # subscriptions one session may hold
 _SCHEMES = ("project://", "task://")
-
-
-def _connection(ctx: Any) -> Any:
-    """The client's connection. The SDK builds a new ``ServerSession`` per request (a proxy over the
-    connection), so the subscription belongs to the connection it wraps; there is no public accessor."""
-    connection = getattr(ctx.session, "_connection", None)
-    if connection is None or not hasattr(connection, "send_resource_updated"):
-        raise RuntimeError("mcp.server.session.ServerSession changed: update subscriptions._connection")
-    return connection
 
 
 def _check_uri(uri: str) -> str:
@@ -71,7 +65,7 @@ class Subscriptions:
         self.listen = ListenHandler(self.bus)
         self.wanted: Counter[str] = Counter()
         self._unsubscribe_feed = None
-        lowlevel = server._mcp_server
+        lowlevel = lowlevel_server(server)
         lowlevel.add_request_handler("resources/subscribe", mt.SubscribeRequestParams, self.on_subscribe)
         lowlevel.add_request_handler(
             "resources/unsubscribe", mt.UnsubscribeRequestParams, self.on_unsubscribe
