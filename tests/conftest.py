@@ -25,7 +25,7 @@ def log_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session", autouse=True)
 def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The cache folder of every server a test starts, in process or spawned (tool schemas), instead of
+    """The cache folder of every server a test starts, in process or spawned, instead of
     the user's own."""
     folder = tmp_path_factory.mktemp("xdg-cache")
     previous = os.environ.get("XDG_CACHE_HOME")

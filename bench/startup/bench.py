@@ -188,7 +188,7 @@ def run_cases(cases: list[Case], args: argparse.Namespace, partial: Path) -> Non
     spawns, warm = args.spawns, args.warm
     stderr_path = WORK / "startup-stderr.log"
     # Each uvx launch once, unmeasured: the first builds its cached environment. Each Dockyard server once
-    # too: an installation's first start writes its tool-schema cache ("(first start)" measures that start).
+    # too, so no column's first sample pays for files the OS has not cached yet.
     primed: set[str] = set()
     for case in cases:
         label = case.subject.label
@@ -381,7 +381,7 @@ def run(args: argparse.Namespace, fake_url: str | None) -> None:
 
 def run_idle_sweep(found: list[Subject]) -> None:
     rows = [("python -c (echo a line)", "line", idle.echo_sweep())]
-    for subject in found:  # (a "(first start)" row has no calls: start-up only)
+    for subject in found:
         if subject.kind != "stdio" or not subject.calls or "@" in subject.label:
             continue
         print(f"idle sweep: {subject.label}", file=sys.stderr)

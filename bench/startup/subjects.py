@@ -18,7 +18,7 @@ from _common import ROOT, WORK, peer_venv
 
 BIN = Path(sys.executable).parent
 DATA = WORK / "startup-data"  # XDG_DATA_HOME of every server started: the demo database, caches
-CACHE = WORK / "startup-cache"  # XDG_CACHE_HOME of every server started: Dockyard's tool-schema cache
+CACHE = WORK / "startup-cache"  # XDG_CACHE_HOME of every server started (never the user's own)
 DEMO_TABLE = "products"
 GIT_PEER = ("mcp-server-git==2026.10.19",)
 SQLITE_PEER = ("mcp-server-sqlite==2025.4.25", "mcp<2")
@@ -42,7 +42,6 @@ class Subject:
     versus: str = "mcp-server-git (reference)"  # the subject its ratios are taken against
     env: dict[str, str] = field(default_factory=dict)
     bytecode: str = ""  # how much of what it imports has compiled bytecode
-    first_start: bool = False  # a Dockyard server with its tool-schema cache off (start-up only)
 
 
 def child_env(subject: Subject | None = None) -> dict[str, str]:
@@ -161,18 +160,6 @@ def subjects(args: Any, fake_api: str | None) -> list[Subject]:
         command = [str(BIN / f"dockyard-{name}"), *server_args]
         env = {"NATIONALIZE_API_KEY": FAKE_API_KEY} if name == "name-origin" and fake_api else {}
         found.append(Subject(f"dockyard-{name}", command, calls, env=env, bytecode=ours_bytecode))
-        # What the first start after an install or upgrade pays: every tool's schemas built, none cached.
-        first = {**env, "DOCKYARD_SCHEMA_CACHE": "off"}
-        found.append(
-            Subject(
-                f"dockyard-{name} (first start)",
-                command,
-                [],
-                env=first,
-                bytecode=ours_bytecode,
-                first_start=True,
-            )
-        )
     if args.baseline:
         short, folder = export_baseline(args.baseline)
         sources = [folder / "shared" / "src", *sorted(folder.glob("servers/*/src"))]
@@ -233,7 +220,7 @@ def launcher_subjects(found: list[Subject], repo: str) -> list[Subject]:
     (the git peer from PyPI the same two ways), and with ``uv run --directory`` (this checkout)."""
     compiled = {"UV_CACHE_DIR": str(COMPILED_UV_CACHE)}
     launches: list[Subject] = []
-    ours = [s for s in found if s.label.startswith("dockyard-") and "@" not in s.label and not s.first_start]
+    ours = [s for s in found if s.label.startswith("dockyard-") and "@" not in s.label]
     for subject in ours:
         name = subject.label.removeprefix("dockyard-")
         source = ["--from", str(ROOT / "servers" / name), subject.label, *subject.command[1:]]

@@ -136,27 +136,3 @@ def test_a_generator_step_waits_until_no_request_is_in_flight_between_its_items(
     idle.set()  # the request was answered
     thread.join(timeout=60)
     assert done == [0, 1, 2]
-
-
-async def test_preparing_the_tool_calls_builds_each_validator_without_running_any_tool():
-    server = new_server("warm", instructions="test")
-    ran: list[str] = []
-
-    @server.tool
-    def record(word: str) -> str:
-        """Record a word."""
-        ran.append(word)
-        return word
-
-    @server.tool
-    async def count() -> int:
-        """Count the words recorded."""
-        ran.append("count")
-        return len(ran)
-
-    loop = asyncio.get_running_loop()
-    await asyncio.to_thread(warmup.prepare_tool_calls, server, loop)
-    assert ran == []  # each call was refused by argument validation, before the body
-    async with open_session(server, era="2025-11-25") as session:
-        assert await session.call_ok("record", {"word": "alpha"})
-    assert ran == ["alpha"]

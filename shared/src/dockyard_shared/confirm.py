@@ -29,6 +29,7 @@ from fastmcp import Context
 from fastmcp.server.elicitation import AcceptedElicitation
 from pydantic import BaseModel, Field
 
+from .fastmcp_compat import is_modern_protocol
 from .problems import PermissionDenied
 from .toolsets import Exposure
 
@@ -64,7 +65,7 @@ def _client_can_elicit(ctx: Context) -> bool:
 
 
 async def ask_to_confirm(ctx: Context, message: str) -> Confirmation | mt.InputRequiredResult:
-    if ctx._is_modern_protocol():
+    if is_modern_protocol(ctx):
         responses = ctx.input_responses or {}
         if _KEY in responses:
             response = responses[_KEY]

@@ -34,8 +34,7 @@ import logging
 import time
 from typing import Any
 
-import h11
-from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol
+from .fastmcp_compat import guarded_h11_base
 
 __all__ = [
     "ConnectionGuard",
@@ -121,7 +120,7 @@ class ConnectionGuard:
         )
         victim = self._oldest_not_served() or protocol
         self.release(victim)  # now: its connection_lost comes a loop iteration later
-        victim.transport.close()
+        victim.close()
 
     def release(self, protocol: GuardedH11Protocol) -> None:
         self._open.pop(protocol, None)
@@ -163,15 +162,16 @@ class ConnectionGuard:
             log.warning("%s (%d open; reported at most every %d s)", what, len(self._open), WARN_INTERVAL)
 
 
-class GuardedH11Protocol(H11Protocol):
+class GuardedH11Protocol(guarded_h11_base()):  # type: ignore[misc]
     """uvicorn's h11 protocol with request-head and request-body deadlines, under a
-    :class:`ConnectionGuard`."""
+    :class:`ConnectionGuard`. What it reads of uvicorn's protocol is in
+    :func:`dockyard_shared.fastmcp_compat.guarded_h11_base`."""
 
     guard: ConnectionGuard  # set on the subclass guarded_protocol() makes
     _head_deadline: asyncio.TimerHandle | None = None
     _body_deadline: asyncio.TimerHandle | None = None
-    _body_cycle: object = None  # the request the body deadline is for (pipelining starts others)
-    _stream_cycle: object = None  # the last request checked against the stream share
+    _body_request: object = None  # the request the body deadline is for (pipelining starts others)
+    _stream_request: object = None  # the last request checked against the stream share
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -184,26 +184,40 @@ class GuardedH11Protocol(H11Protocol):
         self.guard.release(self)
         super().connection_lost(exc)
 
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)
-        self._check_stream()
-        self._set_clocks()
+    def owes_body(self) -> bool:
+        """Receiving a body before any response started: the client, not the app, holds it up."""
+        return self.receiving_body() and not self.response_started()
 
-    def on_response_complete(self) -> None:
+    def before_response_complete(self) -> None:
         self.guard.stream_ended(self)
-        super().on_response_complete()
-        self._check_stream()  # a pipelined request may have started
-        self._set_clocks()
+
+    def after_event(self) -> None:
+        """Data arrived or a response completed: count a new event stream against the stream share,
+        then set the deadlines for what the connection waits on. (An idle keep-alive connection has
+        none: uvicorn's keep-alive timeout closes it.)"""
+        self._check_stream()
+        if self.receiving_body():
+            self._stop_head_clock()
+            if self._body_request is not self.current_request():
+                self._stop_body_clock()
+                self._body_request = self.current_request()
+                self._body_deadline = self.call_later(self.guard.body_timeout, self._body_timed_out)
+            return
+        self._stop_body_clock()
+        if self.waiting_for_client():
+            self._start_head_clock()
+        else:
+            self._stop_head_clock()
 
     def _check_stream(self) -> None:
         """Count a new request that opens a long-lived event stream against the guard's stream share,
         or refuse it. Runs before the app task the request started has run, so the app only reads a
         disconnect."""
-        cycle = self.cycle
-        if cycle is None or cycle is self._stream_cycle or cycle.response_started:
+        request = self.current_request()
+        if request is None or request is self._stream_request or self.response_started():
             return
-        self._stream_cycle = cycle
-        if not _opens_stream(cycle.scope) or self.guard.admit_stream(self):
+        self._stream_request = request
+        if not _opens_stream(self.request_scope()) or self.guard.admit_stream(self):
             return
         message = (
             f"Too many event streams are open on this server ({self.guard.stream_limit}: "
@@ -212,47 +226,7 @@ class GuardedH11Protocol(H11Protocol):
         )
         # A JSON-RPC error body: MCP clients show its message (the request's id is not read yet).
         error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": message}}
-        self._answer_and_close(429, json.dumps(error).encode(), content_type=b"application/json")
-
-    def serving(self) -> bool:
-        return self.cycle is not None and not self.cycle.response_complete
-
-    def receiving_body(self) -> bool:
-        """Serving a request whose body has not all arrived."""
-        return self.serving() and self.cycle.more_body and self.conn.their_state is h11.SEND_BODY
-
-    def owes_body(self) -> bool:
-        """Receiving a body before any response started: the client, not the app, holds it up."""
-        return self.receiving_body() and not self.cycle.response_started
-
-    def waiting_for_client(self) -> bool:
-        """Not serving, and the client has sent no request yet, or owes the rest of a head (or of a
-        body the app answered without reading). An idle keep-alive connection is neither: uvicorn's
-        keep-alive timeout closes it."""
-        if self.serving():
-            return False
-        if self.cycle is None or self.conn.their_state is not h11.IDLE:
-            return True
-        return bool(self.conn.trailing_data[0])
-
-    def _should_upgrade(self) -> bool:
-        # No route speaks WebSocket, and an upgraded socket would leave this guard: an Upgrade header
-        # is served as plain HTTP, without uvicorn's two warnings per request.
-        return False
-
-    def _set_clocks(self) -> None:
-        if self.receiving_body():
-            self._stop_head_clock()
-            if self._body_cycle is not self.cycle:
-                self._stop_body_clock()
-                self._body_cycle = self.cycle
-                self._body_deadline = self.loop.call_later(self.guard.body_timeout, self._body_timed_out)
-            return
-        self._stop_body_clock()
-        if self.waiting_for_client():
-            self._start_head_clock()
-        else:
-            self._stop_head_clock()
+        self.answer_and_close(429, json.dumps(error).encode(), content_type=b"application/json")
 
     def _stop_body_clock(self) -> None:
         if self._body_deadline is not None:
@@ -261,35 +235,17 @@ class GuardedH11Protocol(H11Protocol):
 
     def _body_timed_out(self) -> None:
         self._body_deadline = None
-        if self.transport.is_closing() or not self.receiving_body():
+        if self.closing() or not self.receiving_body():
             return
-        log.debug("closing %s: request body not complete within %g s", self.client, self.guard.body_timeout)
-        if self.cycle.response_started:
-            self.transport.close()  # the app reads a disconnect
+        log.debug("closing %s: request body not complete within %g s", self.peer(), self.guard.body_timeout)
+        if self.response_started():
+            self.close()  # the app reads a disconnect
         else:
-            self._answer_and_close(408, b"The request body did not arrive in time.")
-
-    def _answer_and_close(
-        self, status: int, text: bytes, *, content_type: bytes = b"text/plain; charset=utf-8"
-    ) -> None:
-        """Answer the request being received with ``status`` in place of the app, and close: the app
-        then reads a disconnect, and whatever it sends is dropped."""
-        cycle = self.cycle
-        cycle.response_started = cycle.response_complete = cycle.disconnected = True
-        headers = [(b"content-type", content_type), (b"connection", b"close")]
-        try:
-            head = h11.Response(status_code=status, headers=headers, reason=STATUS_PHRASES[status])
-            self.transport.write(self.conn.send(head))
-            self.transport.write(self.conn.send(h11.Data(data=text)))
-            self.transport.write(self.conn.send(h11.EndOfMessage()))
-        except h11.LocalProtocolError:  # h11 would not send it now: closing says enough
-            pass
-        cycle.message_event.set()
-        self.transport.close()
+            self.answer_and_close(408, b"The request body did not arrive in time.")
 
     def _start_head_clock(self) -> None:
-        if self._head_deadline is None and not self.transport.is_closing():
-            self._head_deadline = self.loop.call_later(self.guard.header_timeout, self._head_timed_out)
+        if self._head_deadline is None and not self.closing():
+            self._head_deadline = self.call_later(self.guard.header_timeout, self._head_timed_out)
 
     def _stop_head_clock(self) -> None:
         if self._head_deadline is not None:
@@ -298,23 +254,11 @@ class GuardedH11Protocol(H11Protocol):
 
     def _head_timed_out(self) -> None:
         self._head_deadline = None
-        if self.waiting_for_client() and not self.transport.is_closing():
+        if self.waiting_for_client() and not self.closing():
             log.debug(
-                "closing %s: no complete request head within %g s", self.client, self.guard.header_timeout
+                "closing %s: no complete request head within %g s", self.peer(), self.guard.header_timeout
             )
-            self.transport.close()
-
-
-def _opens_stream(scope: dict[str, Any]) -> bool:
-    """A request whose response is a long-lived event stream: a 2026-07-28 ``subscriptions/listen``
-    (its ``Mcp-Method`` header must match the body, the SDK checks) or a ``GET`` asking for
-    ``text/event-stream`` (a 2025-11-25 session's stream). uvicorn lowercases header names."""
-    headers = scope.get("headers") or ()
-    if scope.get("method") == "POST":
-        return any(k == b"mcp-method" and v.strip() == b"subscriptions/listen" for k, v in headers)
-    return scope.get("method") == "GET" and any(
-        k == b"accept" and b"text/event-stream" in v.lower() for k, v in headers
-    )
+            self.close()
 
 
 def guarded_protocol(guard: ConnectionGuard) -> type[GuardedH11Protocol]:
@@ -336,3 +280,15 @@ def quiet_accept_errors(loop: asyncio.AbstractEventLoop, guard: ConnectionGuard)
             loop.default_exception_handler(context)
 
     loop.set_exception_handler(handle)
+
+
+def _opens_stream(scope: dict[str, Any]) -> bool:
+    """A request whose response is a long-lived event stream: a 2026-07-28 ``subscriptions/listen``
+    (its ``Mcp-Method`` header must match the body, the SDK checks) or a ``GET`` asking for
+    ``text/event-stream`` (a 2025-11-25 session's stream). uvicorn lowercases header names."""
+    headers = scope.get("headers") or ()
+    if scope.get("method") == "POST":
+        return any(k == b"mcp-method" and v.strip() == b"subscriptions/listen" for k, v in headers)
+    return scope.get("method") == "GET" and any(
+        k == b"accept" and b"text/event-stream" in v.lower() for k, v in headers
+    )

@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["user_cache_dir", "user_data_dir"]
+__all__ = ["user_data_dir"]
 
 
 def user_data_dir(server: str) -> Path:
@@ -26,16 +26,3 @@ def user_data_dir(server: str) -> Path:
         else:
             base = str(home / ".local" / "share")
     return Path(base) / "dockyard" / server
-
-
-def user_cache_dir() -> Path:
-    """``<platform cache dir>/dockyard``: files that can be rebuilt at any time. ``XDG_CACHE_HOME`` wins."""
-    base = os.environ.get("XDG_CACHE_HOME")
-    if base:
-        return Path(base) / "dockyard"
-    home = Path.home()
-    if sys.platform == "darwin":
-        return home / "Library" / "Caches" / "dockyard"
-    if sys.platform == "win32":
-        return Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local") / "dockyard" / "Cache"
-    return home / ".cache" / "dockyard"

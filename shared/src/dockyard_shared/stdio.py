@@ -17,8 +17,8 @@ SDK's (it points fd 1 at stderr while serving); fd 0 is pointed at the null devi
 tool's subprocess cannot read protocol bytes.
 
 FastMCP's ``run_stdio_async`` calls ``stdio_server()`` with no way to pass streams, so :func:`run_stdio`
-swaps :func:`checked_stdio_server` in for that one call. FastMCP's lifespan, log level and both
-protocol eras run exactly as before.
+swaps :func:`checked_stdio_server` in for that one call (``fastmcp_compat.stdio_server_replaced``).
+FastMCP's lifespan, log level and both protocol eras run exactly as before.
 
 Where the descriptors are pipes or sockets (how hosts start a server, on POSIX), both directions are
 served on the event loop with non-blocking reads and writes, not through a worker thread per read,
@@ -47,6 +47,8 @@ from mcp.server import stdio as sdk_stdio
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+
+from .fastmcp_compat import stdio_server_replaced
 
 __all__ = [
     "MAX_MESSAGE_BYTES",
@@ -313,15 +315,5 @@ async def run_stdio(server: FastMCP) -> None:
     No log level is passed on: FastMCP would then replace the runner's stderr handler (and the filter that
     keeps tracebacks out of expected failures) with its own rich one.
     """
-    from fastmcp.server.mixins import transport
-
-    if transport.stdio_server is not sdk_stdio.stdio_server:
-        raise RuntimeError(
-            "fastmcp's run_stdio_async no longer opens mcp.server.stdio.stdio_server; "
-            "dockyard_shared.stdio needs updating"
-        )
-    transport.stdio_server = checked_stdio_server
-    try:
+    with stdio_server_replaced(checked_stdio_server):
         await server.run_stdio_async(show_banner=False)
-    finally:
-        transport.stdio_server = sdk_stdio.stdio_server

@@ -20,8 +20,6 @@ different set of tools than the operator meant.
 from __future__ import annotations
 
 import argparse
-import inspect
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -30,8 +28,6 @@ from .problems import InvalidArgument
 
 if TYPE_CHECKING:  # Toolset records are read by `dockyard list` and settings modules: no FastMCP import
     from fastmcp import FastMCP
-
-    from .tool_schemas import ToolSchemas
 
 __all__ = [
     "ALL",
@@ -181,7 +177,6 @@ class ToolRegistrar:
     wanted: Callable[[str, Toolset, bool], bool]
     seen: dict[str, Toolset] = field(default_factory=dict)
     installed: list[str] = field(default_factory=list)
-    schemas: ToolSchemas | None = None  # None: FastMCP's server.tool builds every tool and its schemas
 
     def tool(self, name_or_fn: Any = None, /, **options: Any) -> Any:
         if callable(name_or_fn):
@@ -206,45 +201,19 @@ class ToolRegistrar:
         if not self.wanted(name, self.toolset, read_only):
             return fn
         self.installed.append(name)
-        fn = _described(fn, options)
-        tool = self.schemas.tool(fn, options) if self.schemas is not None else None
-        if tool is None:
-            return self.server.tool(fn, **options)
-        self.server.add_tool(tool)
-        return fn
+        from .fastmcp_compat import described
 
-
-# A line FastMCP's docstring parsers (griffe: Google, NumPy, Sphinx) could read as a section: a title ending
-# in ":" alone on its line (Args:, Returns:, Note:), a NumPy underline, a Sphinx field (:param x:).
-_SECTION_LIKE = re.compile(r"^\s*\w[\w \t-]*:\s*$|^\s*-{3,}\s*$|^\s*:\w+", re.MULTILINE)
-
-
-def _described(fn: Callable[..., Any], options: dict[str, Any]) -> Callable[..., Any]:
-    """``fn`` with its docstring moved into ``options["description"]`` when FastMCP would use it as it stands.
-
-    Why: FastMCP runs every tool and prompt docstring through griffe's three parsers (twice) to split out
-    Args/Returns sections; ours have none (their headings are ``Use when:`` lines), and griffe's import and
-    parsing cost 30–40 ms of each server's start (bench/startup). A docstring with no section-like line is
-    its own description, so it is passed explicitly (a supported option) and ``__doc__`` is cleared: FastMCP
-    then has nothing to parse. A docstring that might hold a section is left to FastMCP, which keeps its
-    per-parameter descriptions.
-    """
-    if options.get("description") is not None:
-        return fn
-    doc = inspect.getdoc(fn)
-    if doc and not _SECTION_LIKE.search(doc):
-        options["description"] = doc
-        fn.__doc__ = None
-    return fn
+        return self.server.tool(described(fn, options), **options)
 
 
 def prompt(server: FastMCP, /, **options: Any) -> Callable[[Any], Any]:
     """``@prompt(server)`` registers a prompt as ``@server.prompt`` does, its plain docstring passed as the
-    description (see :func:`_described`)."""
+    description (see :func:`dockyard_shared.fastmcp_compat.described`)."""
+    from .fastmcp_compat import described
 
     def register(fn: Callable[..., Any]) -> Any:
         chosen = dict(options)
-        return server.prompt(_described(fn, chosen), **chosen)
+        return server.prompt(described(fn, chosen), **chosen)
 
     return register
 
@@ -283,17 +252,11 @@ def install(
     # check, so its register function is not called: a server can import that toolset's module in it,
     # off the path to ``initialize`` (dockyard-git's remote toolset and its models: ~5 ms).
     names_given = bool(exposure.tools or exposure.exclude_tools)
-    from .tool_schemas import ToolSchemas
-
-    schemas = ToolSchemas.for_server(server.name)
     for toolset, register in registrations.items():
         if toolset.name in unavailable or not (names_given or toolset.name in enabled):
             continue
-        registrar = ToolRegistrar(server, toolset, wanted, seen, installed, schemas)
-        register(registrar)
+        register(ToolRegistrar(server, toolset, wanted, seen, installed))
     _refuse_unknown_tools(exposure, seen, unavailable)
-    if schemas is not None:
-        schemas.save()
     return tuple(installed)
 
 

@@ -13,8 +13,7 @@ answered (hosts send ``tools/list`` at once, so the warm-up does not compete wit
 ``initialize`` when nothing follows — and lets each step run only while no request is in flight; over
 stdio and HTTP alike. One daemon thread then runs, in order:
 the imports FastMCP makes on a first tools/call (:data:`FRAMEWORK_IMPORTS`), every registered
-callable, what FastMCP does once per tool on its first call (:func:`prepare_tool_calls`), and the
-garbage-collector tuning the runner used to do before serving (a full collection costs ~70 ms on a freshly
+callable, and the garbage-collector tuning the runner used to do before serving (a full collection costs ~70 ms on a freshly
 started server). A failure is logged at debug level and dropped: whatever needed it is done again, and
 reported, on first use.
 """
@@ -32,22 +31,20 @@ from weakref import WeakKeyDictionary
 
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 
+# What FastMCP imports lazily on a first tools/call (its session-state store and jsonref are not imported
+# at all: fastmcp_compat.DockyardServer makes the store on first write, schema.py inlines references).
+from .fastmcp_compat import FRAMEWORK_IMPORTS
+
 __all__ = [
     "FRAMEWORK_IMPORTS",
-    "WARM_UP_ARGUMENT",
     "WarmUpTrigger",
     "after_initialize",
     "importing",
-    "prepare_tool_calls",
     "start",
 ]
 
 log = logging.getLogger("dockyard.warmup")
 
-# FastMCP imports these lazily, on the first tools/call: its Prefab payload helpers. (Its session-state store
-# and jsonref, which a first tools/list imported, are no longer imported at all: dockyard_shared.server
-# makes the store on its first write, and dockyard_shared.schema inlines references itself.)
-FRAMEWORK_IMPORTS = ("fastmcp.server.providers.prefab_payload",)
 
 _pending: WeakKeyDictionary[Any, list[Callable[[], object]]] = WeakKeyDictionary()
 
@@ -72,78 +69,22 @@ def importing(*modules: str) -> Callable[[], None]:
     return import_all
 
 
-# An argument no tool declares: a call carrying it is refused by argument validation, before the tool's body.
-WARM_UP_ARGUMENT = "dockyard_warm_up"
-
-
-def prepare_tool_calls(
-    server: Any, loop: asyncio.AbstractEventLoop, idle: threading.Event | None = None
-) -> None:
-    """Do, for each of ``server``'s tools, what FastMCP does once per process on the tool's first call.
-
-    Why: FastMCP builds a tool's argument validator (a pydantic TypeAdapter over the function) on its first
-    call, not at registration, and runs a sync tool's validation in anyio's thread pool, whose first worker
-    thread starts then: together 1–3 ms of a first call whose warm median is 1–2 ms (bench/startup). Each
-    tool is run here, on the server's event loop (whose thread pool the calls use), with an argument it does
-    not declare (:data:`WARM_UP_ARGUMENT`): validation builds and caches the validator, then refuses the
-    call before the tool's body runs. Only FastMCP's public API is used (``list_tools``, ``Tool.run``).
-    """
-    tools = asyncio.run_coroutine_threadsafe(server.list_tools(run_middleware=False), loop).result(
-        _STEP_LIMIT
-    )
-    for tool in tools:
-        if idle is not None:
-            idle.wait()
-        asyncio.run_coroutine_threadsafe(_refused_call(tool), loop).result(_STEP_LIMIT)
-
-
-_STEP_LIMIT = 30.0  # seconds; a loop that stopped (the server is exiting) never runs the step
-
-
-async def _refused_call(tool: Any) -> None:
-    try:
-        await tool.run({WARM_UP_ARGUMENT: True})
-    except Exception:  # the refusal this step expects
-        return
-    log.warning("tool %s accepted the warm-up's undeclared argument %r", tool.name, WARM_UP_ARGUMENT)
-
-
 def start(
     servers: Iterable[Any],
     *,
     then: Callable[[], None] | None = None,
     idle: threading.Event | None = None,
-    loop: asyncio.AbstractEventLoop | None = None,
 ) -> threading.Thread:
     """Start the warm-up of ``servers`` in a daemon thread (each registered step runs once; ``then`` runs
-    last). With ``idle``, each step first waits until it is set: no request in flight. With ``loop`` (the
-    servers' event loop; the running one when called from it), each server's tool calls are prepared too."""
-    if loop is None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # not called from the servers' loop: no tool calls to prepare
-            pass
-    servers = list(servers)
+    last). With ``idle``, each step first waits until it is set: no request in flight."""
     steps = [importing(*FRAMEWORK_IMPORTS)]
     for server in servers:
         steps += _pending.pop(server, [])
-    if loop is not None:
-        steps += [_preparing_tool_calls(server, loop, idle) for server in servers]
     if then is not None:
         steps.append(then)
     thread = threading.Thread(target=_run, args=(steps, idle), name="dockyard-warm-up", daemon=True)
     thread.start()
     return thread
-
-
-def _preparing_tool_calls(
-    server: Any, loop: asyncio.AbstractEventLoop, idle: threading.Event | None
-) -> Callable[[], None]:
-    def prepare() -> None:
-        prepare_tool_calls(server, loop, idle)
-
-    prepare.__qualname__ = f"prepare_tool_calls({getattr(server, 'name', server)!r})"
-    return prepare
 
 
 def _run(steps: list[Callable[[], object]], idle: threading.Event | None) -> None:

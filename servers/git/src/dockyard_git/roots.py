@@ -26,6 +26,8 @@ from fastmcp.resources.base import InputRequiredResourceResult
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import InputRequiredToolResult
 
+from dockyard_shared.fastmcp_compat import is_modern_protocol
+
 from .context import ClientRoots, GitContext
 
 __all__ = ["ClientRootsMiddleware"]
@@ -75,7 +77,7 @@ class ClientRootsMiddleware(Middleware):
         ``InputRequiredResult`` that asks for them (unless ``may_ask`` is false: completions cannot)."""
         if ctx is None or not _declares_roots(ctx):
             return _UNSUPPORTED
-        if ctx._is_modern_protocol():
+        if is_modern_protocol(ctx):
             answer = (ctx.input_responses or {}).get(_INPUT_KEY)
             if isinstance(answer, mt.ListRootsResult):
                 return ClientRoots.from_uris([str(root.uri) for root in answer.roots])

@@ -40,6 +40,8 @@ from mcp.shared.subscriptions import (
     event_to_notification,
 )
 
+from dockyard_shared.fastmcp_compat import lowlevel_server
+from dockyard_shared.fastmcp_compat import session_connection as _connection
 from dockyard_shared.http_sessions import client_key
 
 from .interest import Interest
@@ -53,15 +55,6 @@ log = logging.getLogger(__name__)
 _SCHEMES = ("project://", "task://")
 LIMIT_REACHED = -32000  # JSON-RPC's server-error range: the request was fine, the server is full
 _BACKLOG_SPARE = 64  # events a stream may queue beyond one update per URI it watches
-
-
-def _connection(ctx: Any) -> Any:
-    """The client's connection. The SDK builds a new ``ServerSession`` per request (a proxy over the
-    connection), so the subscription belongs to the connection it wraps; there is no public accessor."""
-    connection = getattr(ctx.session, "_connection", None)
-    if connection is None or not hasattr(connection, "send_resource_updated"):
-        raise RuntimeError("mcp.server.session.ServerSession changed: update subscriptions._connection")
-    return connection
 
 
 def _client_of(ctx: Any) -> str:
@@ -109,7 +102,7 @@ class Subscriptions:
         self.streams: set[_Stream] = set()
         self.streams_of: Counter[str] = Counter()
         self._unsubscribe_feed = None
-        lowlevel = server._mcp_server
+        lowlevel = lowlevel_server(server)
         lowlevel.add_request_handler("resources/subscribe", mt.SubscribeRequestParams, self.on_subscribe)
         lowlevel.add_request_handler(
             "resources/unsubscribe", mt.UnsubscribeRequestParams, self.on_unsubscribe
