@@ -12,7 +12,7 @@ from dockyard_shared.runner import ServerEntry, run_server
 from .settings import SERVER_RESERVE_MB, TOOLSETS, Limits, least_memory_mb, settings_from
 
 if TYPE_CHECKING:
-    from .executor import WorkerPool
+    from .workers.pool import WorkerPool
 
 SUMMARY = "Safe, fast SQL over SQLite databases: read-only by default, enforced by SQLite itself."
 
@@ -73,7 +73,9 @@ def start_first_worker(args: argparse.Namespace) -> None:
     """
     if args.workers < 1 or args.memory_mb < least_memory_mb(args.workers):
         return  # settings_from refuses these flags, with the reason
-    from .executor import WorkerLimits, WorkerPool  # standard library, pydantic-core, dockyard_shared
+    # Standard library, pydantic-core, dockyard_shared.
+    from .workers.limits import WorkerLimits
+    from .workers.pool import WorkerPool
 
     pool = WorkerPool(WorkerLimits.within(args.memory_mb, size=args.workers, reserve_mb=SERVER_RESERVE_MB))
     thread = threading.Thread(

@@ -10,9 +10,9 @@ from dockyard_shared.toolsets import install, prompt
 from dockyard_shared.warmup import after_initialize
 
 from .databases import DatabaseSet
-from .executor import WorkerPool
 from .settings import READ, WRITE, Settings
 from .toolsets import read, write
+from .workers.pool import WorkerPool
 
 __all__ = ["create_server"]
 
