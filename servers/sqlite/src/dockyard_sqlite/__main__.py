@@ -69,7 +69,7 @@ def start_first_worker(args: argparse.Namespace) -> None:
     starts on the other core while the main thread imports FastMCP and the MCP SDK, and is ready when
     ``build`` checks the databases. The pool is built in the main thread (its modules are needed anyway):
     two threads importing at once only trade the interpreter lock back and forth. The server uses it only if
-    its limits are the ones the settings give (see :class:`.databases.DatabaseSet`).
+    its limits are the ones the settings give (see :class:`.database_set.DatabaseSet`).
     """
     if args.workers < 1 or args.memory_mb < least_memory_mb(args.workers):
         return  # settings_from refuses these flags, with the reason
