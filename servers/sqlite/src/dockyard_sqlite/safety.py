@@ -56,7 +56,7 @@ READ_PRAGMAS = frozenset(
         "page_size",
         "pragma_list",
         "quick_check",
-        "read_uncommitted",  # SQLAlchemy reads it on connect
+        "read_uncommitted",  # the connection's own setting; client libraries read it on connect
         "schema_version",
         "table_info",
         "table_list",
