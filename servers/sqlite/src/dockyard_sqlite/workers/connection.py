@@ -23,7 +23,7 @@ def lease_connection(pool: WorkerPool, target: DatabaseTarget, budget: Budget) -
 
     Waits up to the budget's time limit plus :data:`QUEUE_GRACE_S` for a free worker — long enough
     for any statement running now to end or be killed, and its worker replaced — then raises
-    :func:`workers_busy`. The budget's clock restarts if the wait took any time: the limit is for
+    :func:`.errors.workers_busy`. The budget's clock restarts if the wait took any time: the limit is for
     running statements, not for queueing.
     """
     started = time.monotonic()
