@@ -11,7 +11,7 @@ import pytest
 
 from dockyard_sqlite.catalog_cache import RACY_NS, CatalogCache
 from dockyard_sqlite.database import Database
-from dockyard_sqlite.databases import DatabaseSet
+from dockyard_sqlite.database_set import DatabaseSet
 from dockyard_sqlite.settings import Limits, parse_database_spec
 from tests.harness import open_session
 from tests.sqlite.helpers import make_server

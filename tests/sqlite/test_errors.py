@@ -15,8 +15,8 @@ import pytest
 from dockyard_shared import ErrorCategory
 from dockyard_sqlite.database import Budget
 from dockyard_sqlite.database.errors import MAX_ERROR_ECHO_CHARS, column_hint, column_list, problem_for
-from dockyard_sqlite.executor import OutOfMemory, StatementStopped, WorkerDied
 from dockyard_sqlite.safety import AuthorizerLog
+from dockyard_sqlite.workers.errors import OutOfMemory, StatementStopped, WorkerDied
 
 
 @dataclass

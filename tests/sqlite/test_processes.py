@@ -83,9 +83,9 @@ def test_help_documents_the_server_flags(sqlite_launch):
 
 def test_a_worker_pool_started_early_serves_only_with_the_limits_the_settings_give():
     from dockyard_sqlite.database.connection import worker_limits
-    from dockyard_sqlite.databases import DatabaseSet
-    from dockyard_sqlite.executor import WorkerPool
+    from dockyard_sqlite.database_set import DatabaseSet
     from dockyard_sqlite.settings import Limits
+    from dockyard_sqlite.workers.pool import WorkerPool
 
     limits = Limits()
     matching = WorkerPool(worker_limits(limits))

@@ -10,7 +10,7 @@ import pytest
 
 from dockyard_shared import Conflict
 from dockyard_sqlite.database import Budget
-from dockyard_sqlite.databases import DatabaseSet
+from dockyard_sqlite.database_set import DatabaseSet
 from dockyard_sqlite.settings import Limits, parse_database_spec
 from tests.harness import LEGACY, open_session
 from tests.sqlite.helpers import file_digest, make_server, rows

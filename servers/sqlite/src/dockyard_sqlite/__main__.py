@@ -9,56 +9,12 @@ from typing import TYPE_CHECKING
 
 from dockyard_shared.runner import ServerEntry, run_server
 
-from .settings import SERVER_RESERVE_MB, TOOLSETS, Limits, least_memory_mb, settings_from
+from .settings import SERVER_RESERVE_MB, TOOLSETS, add_arguments, least_memory_mb, settings_from
 
 if TYPE_CHECKING:
-    from .executor import WorkerPool
+    from .workers.pool import WorkerPool
 
 SUMMARY = "Safe, fast SQL over SQLite databases: read-only by default, enforced by SQLite itself."
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("databases")
-    group.add_argument(
-        "--db",
-        action="append",
-        default=[],
-        metavar="[ALIAS=]PATH",
-        help="a SQLite file to serve (repeatable); the alias defaults to the file's stem",
-    )
-    group.add_argument(
-        "--demo",
-        action="store_true",
-        help="also serve the generated sample database (the default with no --db)",
-    )
-    group.add_argument(
-        "--allow-write",
-        action="store_true",
-        help="serve the write toolset (the execute tool: writes, DDL); same as adding 'write' to --toolsets",
-    )
-    group.add_argument(
-        "--create", action="store_true", help="with --allow-write: create missing database files"
-    )
-    defaults = Limits()
-    group.add_argument(
-        "--max-rows", type=int, default=defaults.max_rows, help="hard ceiling on rows per query page"
-    )
-    group.add_argument("--timeout-ms", type=int, default=defaults.timeout_ms, help="time limit per statement")
-    group.add_argument(
-        "--memory-mb",
-        type=int,
-        default=defaults.memory_mb,
-        help="memory bound of the whole server: its own process and its SQLite worker processes",
-    )
-    group.add_argument(
-        "--workers", type=int, default=defaults.workers, help="SQLite worker processes (statements at once)"
-    )
-    group.add_argument(
-        "--max-write-mb",
-        type=int,
-        default=defaults.max_write_mb,
-        help="with --allow-write: how much one execute call may grow a database file",
-    )
 
 
 def start_first_worker(args: argparse.Namespace) -> None:
@@ -69,11 +25,13 @@ def start_first_worker(args: argparse.Namespace) -> None:
     starts on the other core while the main thread imports FastMCP and the MCP SDK, and is ready when
     ``build`` checks the databases. The pool is built in the main thread (its modules are needed anyway):
     two threads importing at once only trade the interpreter lock back and forth. The server uses it only if
-    its limits are the ones the settings give (see :class:`.databases.DatabaseSet`).
+    its limits are the ones the settings give (see :class:`.database_set.DatabaseSet`).
     """
     if args.workers < 1 or args.memory_mb < least_memory_mb(args.workers):
         return  # settings_from refuses these flags, with the reason
-    from .executor import WorkerLimits, WorkerPool  # standard library, pydantic-core, dockyard_shared
+    # Standard library, pydantic-core, dockyard_shared.
+    from .workers.limits import WorkerLimits
+    from .workers.pool import WorkerPool
 
     pool = WorkerPool(WorkerLimits.within(args.memory_mb, size=args.workers, reserve_mb=SERVER_RESERVE_MB))
     thread = threading.Thread(
@@ -94,7 +52,7 @@ _first_worker: list[tuple[WorkerPool, threading.Thread]] = []
 
 
 def build(args: argparse.Namespace):
-    # Imported here, not at the top: `dockyard list` reads `entry` without paying for SQLAlchemy.
+    # Imported here, not at the top: `dockyard list` reads `entry` without importing FastMCP.
     from .server import create_server
 
     settings = settings_from(args)

@@ -1,7 +1,7 @@
 """Rows as a reply shows them, a page at a time within a character budget and a memory budget.
 
-This module runs in the worker processes (:mod:`.worker`), next to the cursor, so only a bounded page
-ever leaves SQLite's process: it imports nothing but the standard library and pydantic-core.
+This module runs in the worker processes (:mod:`.workers.child`), next to the cursor, so only a bounded
+page ever leaves SQLite's process: it imports nothing but the standard library and pydantic-core.
 
 A value is shown as it is unless it cannot be (a blob becomes a short hex preview, NaN/±inf text) or is
 too long (a text cut at ``max_cell_chars``, saying how to read on). A page stops at ``limit`` rows or at

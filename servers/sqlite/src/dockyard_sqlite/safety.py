@@ -6,7 +6,7 @@ no spelling, comment or nesting gets past it. Read-only connections are also ope
 and have the attached-database limit set to zero, so even an action we let through cannot write the
 file or reach another one (``VACUUM INTO`` needs an attachment).
 
-No application function is registered on a connection (see :mod:`.worker`): SQLite answers
+No application function is registered on a connection (see :mod:`.workers.child`): SQLite answers
 "no such function" for ``regexp``, and the authorizer refuses it besides (:data:`UNAVAILABLE_FUNCTIONS`),
 so a Python regular expression can never run inside a statement. In write mode the TEMP schema is
 refused: a TEMP trigger or view made in one call would live on in the worker's connection, invisible,
@@ -56,7 +56,7 @@ READ_PRAGMAS = frozenset(
         "page_size",
         "pragma_list",
         "quick_check",
-        "read_uncommitted",  # SQLAlchemy reads it on connect
+        "read_uncommitted",  # the connection's own setting; client libraries read it on connect
         "schema_version",
         "table_info",
         "table_list",

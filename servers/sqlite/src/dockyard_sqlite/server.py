@@ -1,5 +1,5 @@
 """The MCP face of dockyard-sqlite: open the databases, install the toolsets, add resources, a prompt
-and completions. Tools live in :mod:`.toolsets`; everything they call, in :mod:`.databases`."""
+and completions. Tools live in :mod:`.toolsets`; everything they call, in :mod:`.database_set`."""
 
 from collections.abc import Mapping
 
@@ -9,10 +9,10 @@ from dockyard_shared.server import complete_arguments, new_server
 from dockyard_shared.toolsets import install, prompt
 from dockyard_shared.warmup import after_initialize
 
-from .databases import DatabaseSet
-from .executor import WorkerPool
+from .database_set import DatabaseSet
 from .settings import READ, WRITE, Settings
 from .toolsets import read, write
+from .workers.pool import WorkerPool
 
 __all__ = ["create_server"]
 

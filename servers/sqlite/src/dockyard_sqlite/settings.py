@@ -1,6 +1,7 @@
 """Configuration of the SQLite server: which databases, which toolsets, and the limits.
 
-Cheap to import (no SQLAlchemy, no server module): ``dockyard list`` reads :data:`TOOLSETS` from here.
+Cheap to import (no FastMCP, no server module): ``dockyard list`` reads :data:`TOOLSETS` and
+:func:`add_arguments` from here.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "DatabaseSpec",
     "Limits",
     "Settings",
+    "add_arguments",
     "default_demo_path",
     "least_memory_mb",
     "parse_database_spec",
@@ -123,8 +125,52 @@ def default_demo_path() -> Path:
     return user_data_dir("sqlite") / "demo.db"
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("databases")
+    group.add_argument(
+        "--db",
+        action="append",
+        default=[],
+        metavar="[ALIAS=]PATH",
+        help="a SQLite file to serve (repeatable); the alias defaults to the file's stem",
+    )
+    group.add_argument(
+        "--demo",
+        action="store_true",
+        help="also serve the generated sample database (the default with no --db)",
+    )
+    group.add_argument(
+        "--allow-write",
+        action="store_true",
+        help="serve the write toolset (the execute tool: writes, DDL); same as adding 'write' to --toolsets",
+    )
+    group.add_argument(
+        "--create", action="store_true", help="with --allow-write: create missing database files"
+    )
+    defaults = Limits()
+    group.add_argument(
+        "--max-rows", type=int, default=defaults.max_rows, help="hard ceiling on rows per query page"
+    )
+    group.add_argument("--timeout-ms", type=int, default=defaults.timeout_ms, help="time limit per statement")
+    group.add_argument(
+        "--memory-mb",
+        type=int,
+        default=defaults.memory_mb,
+        help="memory bound of the whole server: its own process and its SQLite worker processes",
+    )
+    group.add_argument(
+        "--workers", type=int, default=defaults.workers, help="SQLite worker processes (statements at once)"
+    )
+    group.add_argument(
+        "--max-write-mb",
+        type=int,
+        default=defaults.max_write_mb,
+        help="with --allow-write: how much one execute call may grow a database file",
+    )
+
+
 def settings_from(args: argparse.Namespace) -> Settings:
-    """Settings from the command line (the flags of ``__main__.add_arguments`` and the common ones)."""
+    """Settings from the command line (the flags of :func:`add_arguments` and the common ones)."""
     from .demo import ensure_demo_database  # only when a demo database is served
 
     if args.create and not args.allow_write:

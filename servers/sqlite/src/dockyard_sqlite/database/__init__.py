@@ -5,7 +5,7 @@ a leased worker process, under a budget), :mod:`.errors` (what a SQLite error me
 :mod:`.catalog` (tables, columns, DDL, counts), :mod:`.pages` (rows as a reply shows them, a page at a
 time) and :mod:`.writes` (what a write would destroy, and the guarded real run). Everything is read
 through ``sqlite_master`` and ``pragma_*`` on the guarded connection, so every look-up runs under a
-budget and the authorizer, in a worker process (:mod:`..executor`).
+budget and the authorizer, in a worker process (:mod:`..workers`).
 """
 
 from __future__ import annotations
@@ -21,15 +21,16 @@ from typing import TypeVar
 from dockyard_shared import InvalidArgument, NotFound, Problem
 
 from ..catalog_cache import CatalogCache
-from ..executor import DatabaseTarget, WorkerPool
 from ..models import ExecuteResult, PlanNode, QueryPlan, QueryResult, TableDescription, TableSummary
 from ..settings import DatabaseSpec, Limits
+from ..workers.connection import RemoteConnection
+from ..workers.limits import DatabaseTarget
+from ..workers.pool import WorkerPool
 from . import catalog, writes
 from .catalog import MAX_LISTED_TABLES, TableListing
 from .connection import (
     MAX_VALUE_BYTES,
     Budget,
-    GuardedConnection,
     Params,
     bind,
     checkout,
@@ -90,12 +91,12 @@ class Database:
     @contextmanager
     def _connection(
         self, *, writer: bool = False, budget: Budget | None = None, sql: str | None = None
-    ) -> Iterator[GuardedConnection]:
+    ) -> Iterator[RemoteConnection]:
         target = self._writer if writer else self._reader
         assert target is not None
         budget = budget or self._budget()
 
-        def problem(error: BaseException, connection: GuardedConnection) -> Problem:
+        def problem(error: BaseException, connection: RemoteConnection) -> Problem:
             # The next step's look-ups (did you mean…) run on the same worker: a second lease could
             # wait behind this very call when every worker is busy.
             hints = _Hints(self, connection)
@@ -313,7 +314,7 @@ def _leading(items: list[T], max_chars: int, size_of: Callable[[T], int]) -> lis
 class _Hints:
     """An :class:`.errors.ErrorSource` whose look-ups run on the connection the error came from."""
 
-    def __init__(self, database: Database, connection: GuardedConnection) -> None:
+    def __init__(self, database: Database, connection: RemoteConnection) -> None:
         self.alias = database.alias
         self.path: Path = database.path
         self.writable = database.writable

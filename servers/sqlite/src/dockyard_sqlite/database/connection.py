@@ -1,12 +1,12 @@
 """How every statement of this server reaches SQLite: a leased worker process, under a budget.
 
-The statements run in worker processes (:mod:`...worker`, leased through :mod:`...executor`), never
-in the server's own: there one compile or one function call could outlive every time limit and
-gigabytes of memory. :func:`checkout` leases one for a call as a :class:`GuardedConnection` (the few
-parts of ``sqlite3.Connection`` the catalog, paging and write code use) and turns SQLite's errors into
-problems. Each worker connection carries the authorizer (:mod:`...safety`) and SQLite's own limits
-(:data:`...worker.LIMITS`: one value at most :data:`MAX_VALUE_BYTES`, LIKE patterns at most
-:data:`MAX_LIKE_PATTERN_BYTES`, no attached database).
+The statements run in worker processes (:mod:`..workers`), never in the server's own: there one
+compile or one function call could outlive every time limit and gigabytes of memory. :func:`checkout`
+leases one for a call as a :class:`RemoteConnection` (the few parts of ``sqlite3.Connection`` the
+catalog, paging and write code use) and turns SQLite's errors into problems. Each worker connection
+carries the authorizer (:mod:`..safety`) and SQLite's own limits (:data:`..workers.protocol.LIMITS`:
+one value at most :data:`MAX_VALUE_BYTES`, LIKE patterns at most :data:`MAX_LIKE_PATTERN_BYTES`, no
+attached database).
 """
 
 from __future__ import annotations
@@ -18,15 +18,16 @@ from typing import Any
 
 from dockyard_shared import InvalidArgument, Problem
 
-from ..executor import Budget, DatabaseTarget, RemoteConnection, WorkerLimits, WorkerPool
 from ..settings import SERVER_RESERVE_MB, Limits
-from ..worker import MAX_LIKE_PATTERN_BYTES, MAX_VALUE_BYTES
+from ..workers.connection import RemoteConnection, lease_connection
+from ..workers.limits import Budget, DatabaseTarget, WorkerLimits
+from ..workers.pool import WorkerPool
+from ..workers.protocol import MAX_LIKE_PATTERN_BYTES, MAX_VALUE_BYTES
 
 __all__ = [
     "MAX_LIKE_PATTERN_BYTES",
     "MAX_VALUE_BYTES",
     "Budget",
-    "GuardedConnection",
     "Params",
     "bind",
     "checkout",
@@ -37,9 +38,6 @@ __all__ = [
 ]
 
 Params = dict[str, Any] | list[Any] | None
-
-# What the catalog, paging and write code run statements on.
-GuardedConnection = RemoteConnection
 
 
 def worker_limits(limits: Limits) -> WorkerLimits:
@@ -53,12 +51,12 @@ def checkout(
     target: DatabaseTarget,
     *,
     budget: Budget,
-    problem: Callable[[BaseException, GuardedConnection], Problem],
-) -> Iterator[GuardedConnection]:
+    problem: Callable[[BaseException, RemoteConnection], Problem],
+) -> Iterator[RemoteConnection]:
     """A connection to ``target`` in a worker of its own, under ``budget``: SQLite errors become
     ``problem(...)``. Waiting for a free worker is bounded (a retryable "busy" problem past it), and the
     worker is put back clean — no cursor, log or transaction of this call survives into the next."""
-    with pool.lease(target, budget) as connection:
+    with lease_connection(pool, target, budget) as connection:
         try:
             yield connection
             connection.flush()  # a statement whose reply nobody read (a COMMIT) still reports its error

@@ -23,8 +23,8 @@ from dockyard_shared import (
 )
 from dockyard_shared.errors import scrub_paths
 
-from ..executor import OutOfMemory, StatementStopped, WorkerDied
 from ..safety import UNAVAILABLE_FUNCTIONS
+from ..workers.errors import OutOfMemory, StatementStopped, WorkerDied
 from .connection import MAX_LIKE_PATTERN_BYTES, MAX_VALUE_BYTES, Budget
 
 __all__ = [

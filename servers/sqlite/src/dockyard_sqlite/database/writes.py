@@ -7,7 +7,7 @@ trigger, an ``ON DELETE CASCADE``). Drops are seen when the statement is compile
 run for real inside a transaction that is always rolled back, with TEMP triggers of the server's own
 counting the rows each UPDATE changes. The real run of a statement nobody confirmed is checked again the
 same way, since another writer may have changed the data in between. How much one call may grow the
-file is capped by the worker (``max_page_count``, see :mod:`...worker`).
+file is capped by the worker (``max_page_count``, see :mod:`..workers.child`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from dockyard_shared import Conflict, InvalidArgument
 from ..models import ExecuteResult
 from ..safety import CHANGED_ROWS_TABLE, DESTRUCTIVE_ACTIONS
 from ..settings import Limits
-from .connection import GuardedConnection, Params, bind, quote_identifier, quote_literal
+from ..workers.connection import RemoteConnection
+from .connection import Params, bind, quote_identifier, quote_literal
 
 __all__ = ["MAX_RETURNED_ROWS", "destructive_effect", "execute"]
 
@@ -35,7 +36,7 @@ _CHANGED = CHANGED_ROWS_TABLE
 Table = tuple[str, str]  # (schema, name)
 
 
-def destructive_effect(connection: GuardedConnection, sql: str, params: Params) -> str | None:
+def destructive_effect(connection: RemoteConnection, sql: str, params: Params) -> str | None:
     """What ``sql`` would destroy, in words ("it drops t", "it changes every row of t"), or None.
 
     The statement is compiled first (EXPLAIN: the authorizer sees every action, triggers and foreign-key
@@ -60,7 +61,7 @@ def destructive_effect(connection: GuardedConnection, sql: str, params: Params) 
 
 
 def execute(
-    connection: GuardedConnection,
+    connection: RemoteConnection,
     sql: str,
     params: Params,
     *,
@@ -131,7 +132,7 @@ class _Targets:
         return not (self.deleted or self.updated or self.altered)
 
 
-def _targets(connection: GuardedConnection, sql: str, params: Params) -> _Targets:
+def _targets(connection: RemoteConnection, sql: str, params: Params) -> _Targets:
     """Compile ``sql`` (so the authorizer logs its every action) and return the tables it touches."""
     connection.execute(f"EXPLAIN {sql}", bind(params)).fetchall()
     log = connection.auth_log
@@ -158,7 +159,7 @@ class _Watch:
         return not (self.occupied or self.updated or self.columns)
 
     @classmethod
-    def start(cls, connection: GuardedConnection, targets: _Targets) -> _Watch:
+    def start(cls, connection: RemoteConnection, targets: _Targets) -> _Watch:
         watch = cls()
         watch.occupied = [
             t for t in targets.deleted if _is_table(connection, *t) and _has_rows(connection, *t)
@@ -185,7 +186,7 @@ class _Watch:
                     watch.triggers.append(trigger)
         return watch
 
-    def effects(self, connection: GuardedConnection) -> list[str]:
+    def effects(self, connection: RemoteConnection) -> list[str]:
         """What the statement run since :meth:`start` destroyed, in words."""
         found = []
         emptied = [t for t in self.occupied if not _has_rows(connection, *t)]
@@ -209,7 +210,7 @@ class _Watch:
                 found.append(f"it drops column {', '.join(dropped)} of {_named(table)}")
         return found
 
-    def stop(self, connection: GuardedConnection) -> None:
+    def stop(self, connection: RemoteConnection) -> None:
         """Drop the counting triggers (inside the transaction, before it commits)."""
         for trigger in self.triggers:
             connection.execute(f"DROP TRIGGER temp.{trigger}")
@@ -217,7 +218,7 @@ class _Watch:
             connection.execute(f"DROP TABLE temp.{_CHANGED}")
 
 
-def _trial_run(connection: GuardedConnection, sql: str, params: Params, targets: _Targets) -> list[str]:
+def _trial_run(connection: RemoteConnection, sql: str, params: Params, targets: _Targets) -> list[str]:
     """Run ``sql`` in a transaction that is rolled back: what it destroyed, in words."""
     log = connection.auth_log
     with log.own_statement():
@@ -237,7 +238,7 @@ def _trial_run(connection: GuardedConnection, sql: str, params: Params, targets:
                 connection.execute("ROLLBACK")
 
 
-def _begin_watch(connection: GuardedConnection, sql: str, params: Params) -> _Watch | None:
+def _begin_watch(connection: RemoteConnection, sql: str, params: Params) -> _Watch | None:
     """For a statement that deletes, updates or alters tables: open a transaction holding the write
     lock and start watching them; None, with no transaction, otherwise."""
     targets = _targets(connection, sql, params)
@@ -248,7 +249,7 @@ def _begin_watch(connection: GuardedConnection, sql: str, params: Params) -> _Wa
     return _Watch.start(connection, targets)
 
 
-def _is_table(connection: GuardedConnection, schema: str, table: str) -> bool:
+def _is_table(connection: RemoteConnection, schema: str, table: str) -> bool:
     catalog = "sqlite_temp_master" if schema == "temp" else f"{quote_identifier(schema)}.sqlite_master"
     row = connection.execute(f"SELECT type FROM {catalog} WHERE name = ?", (table,)).fetchone()
     return row is not None and row[0] == "table"
@@ -260,23 +261,23 @@ def _named(table: Table) -> str:
     return name if schema == "main" else f"{schema}.{name}"
 
 
-def _has_rows(connection: GuardedConnection, schema: str, table: str) -> bool:
+def _has_rows(connection: RemoteConnection, schema: str, table: str) -> bool:
     target = f"{quote_identifier(schema)}.{quote_identifier(table)}"
     return bool(connection.execute(f"SELECT EXISTS (SELECT 1 FROM {target})").fetchone()[0])
 
 
-def _count(connection: GuardedConnection, schema: str, table: str) -> int:
+def _count(connection: RemoteConnection, schema: str, table: str) -> int:
     target = f"{quote_identifier(schema)}.{quote_identifier(table)}"
     return connection.execute(f"SELECT count(*) FROM {target}").fetchone()[0]
 
 
-def _columns(connection: GuardedConnection, schema: str, table: str) -> list[str]:
+def _columns(connection: RemoteConnection, schema: str, table: str) -> list[str]:
     return [
         name for (name,) in connection.execute("SELECT name FROM pragma_table_xinfo(?, ?)", (table, schema))
     ]
 
 
-def _row_key(connection: GuardedConnection, schema: str, table: str) -> str:
+def _row_key(connection: RemoteConnection, schema: str, table: str) -> str:
     """What identifies an updated row in a trigger: its rowid, or its primary key (WITHOUT ROWID)."""
     without_rowid = connection.execute(
         "SELECT wr FROM pragma_table_list WHERE schema = ? AND name = ?", (schema, table)

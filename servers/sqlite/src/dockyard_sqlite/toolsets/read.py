@@ -9,7 +9,7 @@ from dockyard_shared.results import model_result
 from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
 
-from ..databases import DatabaseSet
+from ..database_set import DatabaseSet
 from ..models import QueryPlan, QueryResult, TableDescription, TableList
 from .arguments import DatabaseName, Params, Sql
 

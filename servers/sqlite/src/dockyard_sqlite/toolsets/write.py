@@ -8,7 +8,7 @@ from dockyard_shared import DESTRUCTIVE, PermissionDenied
 from dockyard_shared.confirm import Confirm, require_confirmation
 from dockyard_shared.toolsets import Exposure, ToolRegistrar
 
-from ..databases import DatabaseSet
+from ..database_set import DatabaseSet
 from ..models import ExecuteResult
 from .arguments import DatabaseName, Params, Sql
 

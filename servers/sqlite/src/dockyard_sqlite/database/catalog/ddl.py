@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dockyard_shared import bound_text
 
-from ..connection import GuardedConnection
+from ...workers.connection import RemoteConnection
 
 __all__ = ["schema_ddl"]
 
 
-def schema_ddl(connection: GuardedConnection, *, alias: str, max_chars: int) -> str:
+def schema_ddl(connection: RemoteConnection, *, alias: str, max_chars: int) -> str:
     """Every CREATE statement, tables first, up to ``max_chars`` and a note past it."""
     parts: list[str] = []
     size = 0

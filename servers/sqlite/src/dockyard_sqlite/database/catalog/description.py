@@ -10,7 +10,8 @@ from pydantic import BaseModel
 
 from ...models import ColumnInfo, ForeignKeyInfo, IndexInfo, TableDescription
 from ...settings import Limits
-from ..connection import Budget, GuardedConnection, quote_identifier
+from ...workers.connection import RemoteConnection
+from ..connection import Budget, quote_identifier
 from .listing import OBJECT_SLICE_MS, count_rows, object_problem, volatile
 from .names import LONG_NAMES_NOTE, MAX_NAME_CHARS, cut_name, resolve, sql_literal
 
@@ -20,7 +21,7 @@ T = TypeVar("T", bound=BaseModel)
 
 
 def describe(
-    connection: GuardedConnection, name: str, *, alias: str, limits: Limits, budget: Budget
+    connection: RemoteConnection, name: str, *, alias: str, limits: Limits, budget: Budget
 ) -> tuple[TableDescription, bool]:
     """Columns, keys, indexes, DDL, row count and sample rows of one table or view, in a handful of index
     lookups and one count. Keepable unless the count was cut short or a view's rows change call to call."""

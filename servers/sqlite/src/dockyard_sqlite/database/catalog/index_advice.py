@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..connection import GuardedConnection
+from ...workers.connection import RemoteConnection
 from .names import cut_name
 
 __all__ = ["scan_notes"]
 
 
-def scan_notes(connection: GuardedConnection, details: Sequence[str], sql: str) -> list[str]:
+def scan_notes(connection: RemoteConnection, details: Sequence[str], sql: str) -> list[str]:
     """For each full table scan in a plan: the referenced, unindexed column an index would help on."""
     notes = []
     words = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", sql)}

@@ -8,9 +8,10 @@ import time
 from dataclasses import dataclass
 
 from ...catalog_cache import VOLATILE_FUNCTIONS
-from ...executor import OutOfMemory, StatementStopped, WorkerDied
 from ...models import TableSummary
-from ..connection import Budget, GuardedConnection, quote_identifier
+from ...workers.connection import RemoteConnection
+from ...workers.errors import OutOfMemory, StatementStopped, WorkerDied
+from ..connection import Budget, quote_identifier
 from .names import LONG_NAMES_NOTE, MAX_NAME_CHARS, USER_OBJECTS, cut_name
 
 __all__ = [
@@ -46,7 +47,7 @@ class TableListing:
 
 
 def listing(
-    connection: GuardedConnection, limit: int, overall: Budget, max_chars: int
+    connection: RemoteConnection, limit: int, overall: Budget, max_chars: int
 ) -> tuple[TableListing, bool]:
     """Tables first, then views, by name: at most ``limit`` of them and ``max_chars`` characters of JSON,
     counted within ``overall``.
@@ -124,7 +125,7 @@ def listing(
 
 
 def _columns_one_by_one(
-    connection: GuardedConnection, objects: list[tuple[str, str]], overall: Budget
+    connection: RemoteConnection, objects: list[tuple[str, str]], overall: Budget
 ) -> tuple[list[tuple[str, str, int | None]], dict[str, str]]:
     """Each object's column count, each under a slice of its own: (name, type, count) rows, and what is
     wrong with the objects SQLite cannot read."""
@@ -162,7 +163,7 @@ def object_problem(error: sqlite3.Error) -> str:
 
 
 def count_rows(
-    connection: GuardedConnection, name: str, kind: str, timeout_ms: int, outer: Budget
+    connection: RemoteConnection, name: str, kind: str, timeout_ms: int, outer: Budget
 ) -> tuple[int | None, bool]:
     """Rows of one table (an estimate above :data:`EXACT_COUNT_UP_TO`), under a budget of its own;
     ``outer``, the caller's, is put back afterwards. None when the count ran out of time."""
@@ -187,7 +188,7 @@ def count_rows(
         connection.limit_to(outer)
 
 
-def volatile(connection: GuardedConnection) -> bool:
+def volatile(connection: RemoteConnection) -> bool:
     """Whether a statement on this checkout called a function whose result can change while the file does
     not (a view using random() or datetime('now')): such an answer is not kept in the catalog cache."""
     return any(

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 from dockyard_shared import NotFound, did_you_mean
 
-from ..connection import GuardedConnection, quote_literal
+from ...workers.connection import RemoteConnection
+from ..connection import quote_literal
 from ..errors import ColumnsNearby
 
 __all__ = [
@@ -33,7 +34,7 @@ MAX_NAME_CHARS = 1_000
 USER_OBJECTS = "type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
 
 
-def resolve(connection: GuardedConnection, name: str, *, alias: str) -> tuple[str, str]:
+def resolve(connection: RemoteConnection, name: str, *, alias: str) -> tuple[str, str]:
     """The catalog's own spelling of ``name`` (exact, else any case) and whether it is a table or a view."""
     catalog = connection.execute(
         f"SELECT name, type FROM sqlite_master WHERE {USER_OBJECTS}", prefetch=True
@@ -49,7 +50,7 @@ def resolve(connection: GuardedConnection, name: str, *, alias: str) -> tuple[st
     )
 
 
-def table_names(connection: GuardedConnection, prefix: str = "", limit: int | None = None) -> list[str]:
+def table_names(connection: RemoteConnection, prefix: str = "", limit: int | None = None) -> list[str]:
     """Names of tables and views starting with ``prefix`` (any case), by name, without counting rows."""
     wanted = prefix.lower()
     names: list[str] = []
@@ -61,7 +62,7 @@ def table_names(connection: GuardedConnection, prefix: str = "", limit: int | No
     return names
 
 
-def columns_nearby(connection: GuardedConnection, sql: str | None) -> ColumnsNearby:
+def columns_nearby(connection: RemoteConnection, sql: str | None) -> ColumnsNearby:
     """The tables ``sql`` names and their columns; when it names none the catalog knows, the columns
     of its first :data:`HINT_TABLES` tables."""
     catalog = table_names(connection)

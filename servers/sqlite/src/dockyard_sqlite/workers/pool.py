@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from .errors import workers_busy
-from .limits import QUEUE_GRACE_S, Budget, DatabaseTarget, WorkerLimits
-from .remote import RemoteConnection
-from .worker_process import WorkerProcess
+from .limits import WorkerLimits
+from .process import WorkerProcess
 
-__all__ = ["WorkerPool"]
+__all__ = ["Lease", "WorkerPool"]
 
 
 class WorkerPool:
@@ -47,24 +45,11 @@ class WorkerPool:
             workers = list(self._workers)
         _stop_all(workers)
 
-    @contextlib.contextmanager
-    def lease(self, target: DatabaseTarget, budget: Budget) -> Iterator[RemoteConnection]:
-        """A connection to ``target`` in a worker of its own until the block ends.
-
-        Waits up to the budget's time limit plus :data:`QUEUE_GRACE_S` for a free worker — long enough
-        for any statement running now to end or be killed, and its worker replaced — then raises
-        :func:`workers_busy`. The budget's clock restarts if the wait took any time: the limit is for
-        running statements, not for queueing.
-        """
-        started = time.monotonic()
-        worker = self._acquire(target.spec, started + budget.timeout_ms / 1000 + QUEUE_GRACE_S)
-        if time.monotonic() - started > 0.001:
-            budget.restart()
-        connection = RemoteConnection(self, target, worker, budget)
-        try:
-            yield connection
-        finally:
-            connection._finish()
+    def lease(self, spec: tuple, wait_until: float) -> Lease:
+        """A worker of its own for one call on the database ``spec`` (one that has it open already, if
+        any is idle). Waits until ``wait_until`` (a monotonic time) for a free worker, then raises
+        :func:`workers_busy`."""
+        return Lease(self, spec, self._acquire(spec, wait_until))
 
     # -- bookkeeping -------------------------------------------------------------------------------
 
@@ -108,6 +93,34 @@ class WorkerPool:
         with self._condition:
             self._workers.discard(worker)
             self._condition.notify()
+
+
+class Lease:
+    """One call's hold on a worker of the pool (:meth:`WorkerPool.lease`): the worker it holds now,
+    another when that one was lost, and the worker's return to the pool at the end of the call."""
+
+    def __init__(self, pool: WorkerPool, spec: tuple, worker: WorkerProcess) -> None:
+        self._pool = pool
+        self.spec = spec
+        self.worker: WorkerProcess | None = worker
+
+    def lose(self) -> None:
+        """The worker was killed or died: it is stopped for good, and the lease holds none."""
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            self._pool._discard(worker)
+
+    def replace(self, wait_until: float) -> WorkerProcess:
+        """A fresh worker for a lease that lost its own, waiting for a free one as :meth:`WorkerPool.lease`
+        does."""
+        worker = self.worker = self._pool._acquire(self.spec, wait_until)
+        return worker
+
+    def give_back(self) -> None:
+        """The call is over: its worker (if it still has one) goes back to the pool, ready for the next."""
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            self._pool._release(worker)
 
 
 def _stop_all(workers: Iterable[WorkerProcess]) -> None:

@@ -1,11 +1,10 @@
-"""One worker process (:mod:`dockyard_sqlite.worker`) and the pipes to it: length-prefixed pickled
-messages, each read under a deadline past which the process is killed."""
+"""One worker process (:mod:`.child`) seen from the server, and the pipes to it: messages framed as
+:mod:`.protocol` says, each reply read under a deadline past which the process is killed."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import select
 import signal
 import sqlite3
@@ -15,15 +14,14 @@ import threading
 import time
 from typing import Any
 
-from ..worker import loads
 from .errors import StatementStopped, WorkerDied
 from .limits import WorkerLimits
+from .protocol import HEADER, frame, loads
 
 __all__ = ["WorkerProcess"]
 
 # How long a new worker may take to start (imports, on a busy machine) before it counts as failed.
 _START_TIMEOUT_S = 30.0
-_HEADER_SIZE = 4
 
 
 class WorkerProcess:
@@ -39,7 +37,7 @@ class WorkerProcess:
         }
         # -P: the current directory is not put on sys.path (nothing there can shadow our modules).
         self.process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "dockyard_sqlite.worker"],
+            [sys.executable, "-P", "-m", "dockyard_sqlite.workers.child"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=environment,
@@ -96,8 +94,7 @@ class WorkerProcess:
         return self._receive(stop_at)
 
     def _send(self, message: Any) -> None:
-        data = pickle.dumps(message, protocol=5)
-        view = memoryview(len(data).to_bytes(_HEADER_SIZE, "little") + data)
+        view = memoryview(frame(message))
         try:
             while view:
                 view = view[os.write(self._write_fd, view) :]
@@ -105,8 +102,8 @@ class WorkerProcess:
             raise self._lost() from None
 
     def _receive(self, stop_at: float) -> Any:
-        header = self._read(_HEADER_SIZE, stop_at)
-        return loads(self._read(int.from_bytes(header, "little"), stop_at))
+        header = self._read(HEADER.size, stop_at)
+        return loads(self._read(HEADER.unpack(header)[0], stop_at))
 
     def _read(self, size: int, stop_at: float) -> bytes:
         chunks = []

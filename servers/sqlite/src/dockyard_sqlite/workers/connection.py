@@ -1,21 +1,40 @@
 """A leased worker seen from the server: a connection and cursors that stand in for ``sqlite3``'s, each
-call a request to the worker, pipelined where the reply can wait."""
+call a request to the worker (:mod:`.protocol`), pipelined where the reply can wait."""
 
 from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import StatementStopped, WorkerDied, rebuilt
-from .limits import KILL_MARGIN_S, Budget, DatabaseTarget
-from .worker_process import WorkerProcess
+from .limits import KILL_MARGIN_S, QUEUE_GRACE_S, Budget, DatabaseTarget
+from .pool import Lease, WorkerPool
+from .process import WorkerProcess
 
-if TYPE_CHECKING:
-    from .pool import WorkerPool
+__all__ = ["RemoteConnection", "RemoteCursor", "RemoteLog", "lease_connection"]
 
-__all__ = ["RemoteConnection", "RemoteCursor", "RemoteLog"]
+
+@contextlib.contextmanager
+def lease_connection(pool: WorkerPool, target: DatabaseTarget, budget: Budget) -> Iterator[RemoteConnection]:
+    """A connection to ``target`` in a worker of its own until the block ends.
+
+    Waits up to the budget's time limit plus :data:`QUEUE_GRACE_S` for a free worker — long enough
+    for any statement running now to end or be killed, and its worker replaced — then raises
+    :func:`.errors.workers_busy`. The budget's clock restarts if the wait took any time: the limit is for
+    running statements, not for queueing.
+    """
+    started = time.monotonic()
+    lease = pool.lease(target.spec, started + budget.timeout_ms / 1000 + QUEUE_GRACE_S)
+    if time.monotonic() - started > 0.001:
+        budget.restart()
+    connection = RemoteConnection(lease, target, budget)
+    try:
+        yield connection
+    finally:
+        connection._finish()
 
 
 class RemoteLog:
@@ -80,12 +99,9 @@ class RemoteConnection:
     worker (outside a transaction only), so a catalog walk can note one broken object and go on.
     """
 
-    def __init__(
-        self, pool: WorkerPool, target: DatabaseTarget, worker: WorkerProcess, budget: Budget
-    ) -> None:
-        self._pool = pool
+    def __init__(self, lease: Lease, target: DatabaseTarget, budget: Budget) -> None:
+        self._lease = lease  # the worker it holds now (None once lost), and another when needed
         self._target = target
-        self._worker: WorkerProcess | None = worker
         self._fresh = True
         self._budgets: tuple[Budget, ...] = ()
         self._deadline = budget.deadline
@@ -125,7 +141,7 @@ class RemoteConnection:
         cursor = RemoteCursor(self, self._cursors, prefetch=prefetch)
         message = ("exec", self._target.spec, sql, params, self._deadline, control, cursor.id, prefetch)
         self._send(message, cursor._executed)
-        cursor._worker = self._worker
+        cursor._worker = self._lease.worker
         self.auth_log._refresh(None)
         return cursor
 
@@ -133,13 +149,13 @@ class RemoteConnection:
         """Read every reply not read yet, in order; raise the first error among them."""
         first: BaseException | None = None
         while self._pending:
-            worker = self._worker
+            worker = self._lease.worker
             assert worker is not None
             handler = self._pending.pop(0)
             try:
                 status, payload = worker.receive(self._deadline + KILL_MARGIN_S)
             except sqlite3.Error as lost:
-                self._lose(worker)
+                self._lose()
                 raise first or lost from None
             if status == "ok":
                 if first is None and handler is not None:
@@ -163,11 +179,11 @@ class RemoteConnection:
     def _send(self, message: tuple, on_reply: Callable[[Any], None] | None) -> None:
         if any(b.cancelled.is_set() for b in self._budgets):
             raise StatementStopped()
-        worker = self._worker
+        worker = self._lease.worker
         if worker is None:
             if self._state[0]:  # the transaction was lost with the last worker
                 raise WorkerDied()
-            worker = self._worker = self._pool._acquire(self._target.spec, self._deadline)
+            worker = self._lease.replace(self._deadline)
             self._fresh = True
         if message[0] == "exec":
             message = (*message, self._fresh)
@@ -175,26 +191,25 @@ class RemoteConnection:
         try:
             worker.send(message)
         except sqlite3.Error:
-            self._lose(worker)
+            self._lose()
             raise
         self._pending.append(on_reply)
         worker.databases.add(self._target.spec)
 
-    def _lose(self, worker: WorkerProcess) -> None:
+    def _lose(self) -> None:
         """The worker was killed or died: what it held (cursors, a transaction, replies) is gone."""
-        self._worker = None
+        self._lease.lose()
         self._pending.clear()
         self._state = (False, self._state[1])
         self.auth_log._refresh({})
-        self._pool._discard(worker)
 
     def _kill(self) -> None:
-        worker = self._worker
+        worker = self._lease.worker
         if worker is not None:
             worker.kill()
 
     def _owns(self, worker: WorkerProcess | None) -> bool:
-        return worker is not None and worker is self._worker
+        return worker is not None and worker is self._lease.worker
 
     def _finish(self) -> None:
         for budget in self._budgets:
@@ -202,9 +217,7 @@ class RemoteConnection:
         if self._pending:  # the lease ended on an error: read (and drop) what the worker still says
             with contextlib.suppress(sqlite3.Error):
                 self.flush()
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            self._pool._release(worker)
+        self._lease.give_back()
 
 
 class RemoteCursor:

@@ -17,9 +17,9 @@ from dockyard_shared.offload import run_in_thread
 
 from .database import Budget, Database
 from .database.connection import worker_limits
-from .executor import WorkerPool
 from .models import ExecuteResult, QueryPlan, QueryResult, TableDescription, TableList
 from .settings import DatabaseSpec, Limits
+from .workers.pool import WorkerPool
 
 __all__ = ["DatabaseSet"]
 
@@ -34,7 +34,7 @@ DESCRIBE_AHEAD_SECONDS = 0.1
 
 class DatabaseSet:
     """Every served database, and the pool of worker processes all their statements run in
-    (:mod:`.executor`)."""
+    (:mod:`.workers`)."""
 
     def __init__(
         self, specs: tuple[DatabaseSpec, ...], limits: Limits, pool: WorkerPool | None = None
