@@ -178,10 +178,16 @@ class Predictor:
                     f"{name!r} is not in the cache, and this server runs --offline: it never calls nationalize.io.",
                     next_step="Tell the user; the operator can restart the server without --offline.",
                 )
-            if self.upstream.quota.spent():
-                raise self.upstream.quota.exhausted_problem()
+            quota = self.upstream.quota
+            # Reserved before it is sent, as a batch's names are: concurrent calls with one name left
+            # send one request, not one each.
+            if not quota.reserve(1):
+                raise quota.exhausted_problem()
             deadline_s = min(self.limits.request_deadline, self.limits.call_deadline)
-            (answer,) = await self.upstream.fetch([name], Deadline(deadline_s))
+            try:
+                (answer,) = await self.upstream.fetch([name], Deadline(deadline_s))
+            finally:
+                quota.release(1)
             await self._store([answer])
         notes = []
         if not answer.known:
@@ -291,7 +297,8 @@ class Predictor:
             run.fatal = denied
             group.cancel_scope.cancel()
             return
-        except UpstreamUnavailable as down:
+        except (UpstreamUnavailable, NotFound) as down:
+            # Any other answer nationalize gave is a fault of this request: its names only, never the call.
             run.unavailable_because = down.what
             run.settle(batch, UNAVAILABLE)
             return
@@ -449,6 +456,8 @@ class Predictor:
         note = f"Requests carry {key}. Hits and misses count since the server started."
         if quota.observed_at is None:
             note = "No answer from nationalize.io yet, so the quota is not known. " + note
+        if quota.claimed_reset is not None:
+            note += f" reset_at is clamped{quota.clamp_note()}."
         return QuotaStatus(
             limit=quota.limit,
             remaining=quota.remaining,
