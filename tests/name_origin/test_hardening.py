@@ -198,3 +198,36 @@ async def test_a_redirect_echoing_the_key_is_not_logged_by_the_http_library_at_d
     assert not [
         r for r in caplog.records if r.name.startswith(("httpx", "httpcore")) and r.levelno < logging.WARNING
     ]
+
+
+# -- 11. later pages are answered from the cache only ---------------------------------------------------
+
+
+async def test_later_pages_after_partial_results_spend_nothing_and_agree_with_the_first(tmp_path, era):
+    names = [known_name(i * 50) for i in range(600)]
+    with RunningFake(FakeNationalize(free_limit=10_000)) as nationalize:
+        await _page_through(nationalize, names, tmp_path, era)
+
+
+async def _page_through(nationalize: RunningFake, names: list[str], tmp_path, era) -> None:
+    fake = nationalize.fake
+    fake.faulty = {name: Fault("status", 500) for name in names[500:510] + names[590:600]}
+    server = make_server(nationalize.url, cache_url=sqlite_url(tmp_path), breaker_threshold=100)
+    async with open_session(server, era=era) as session:
+        first = (await session.call_ok("batch_predict", {"names": names})).data
+        sent = fake.request_count
+        fake.faulty = {}  # nationalize has recovered: a later page still must not fetch
+        pages, offset = [first], first.get("next_offset")
+        while offset is not None:
+            page = (await session.call_ok("batch_predict", {"names": names, "offset": offset})).data
+            pages.append(page)
+            offset = page.get("next_offset")
+    assert first["statuses"].get(NOT_FETCHED) == 20 and len(pages) >= 2, (first["statuses"], sent)
+    assert fake.request_count == sent  # "answered from the cache, no quota" held
+    assert "no quota" in first["note"] and "offset=0 to fetch them" in first["note"]
+    seen: dict[str, int] = {}
+    for page in pages:
+        for item in page["results"]:
+            seen[item["status"]] = seen.get(item["status"], 0) + 1
+    assert seen == first["statuses"]
+    assert "offset=0" in pages[-1]["note"]

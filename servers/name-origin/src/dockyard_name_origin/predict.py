@@ -237,6 +237,8 @@ class Predictor:
         requests_before = self.upstream.requests_sent if self.upstream else 0
         if missing and self.upstream is None:
             run.settle(missing, OFFLINE)
+        elif missing and offset > 0 and self.cache is not None:
+            self._settle_unfetched_page(missing, run)
         elif missing:
             await self._fetch_all(missing, run)
             if run.fatal is not None:
@@ -244,6 +246,21 @@ class Predictor:
         await run.report(force=True)
         requests = (self.upstream.requests_sent if self.upstream else 0) - requests_before
         return self._batch_result(names, offset, window, normal, reasons, run, len(cached), requests)
+
+    def _settle_unfetched_page(self, missing: list[str], run: _Run) -> None:
+        """A later page is answered from the cache only, as the first page's note promised: the names the
+        first call could not fetch keep the status it gave them, and no quota is spent."""
+        assert self.upstream is not None
+        quota = self.upstream.quota
+        if quota.spent():
+            run.retry_at = quota.retry_at()
+            run.settle(missing, QUOTA)
+            return
+        run.unavailable_because = (
+            "they were not fetched by the call that made the first page, and later pages are answered from "
+            "the cache only (call batch_predict with offset=0 to fetch them)"
+        )
+        run.settle(missing, UNAVAILABLE)
 
     async def _fetch_all(self, missing: list[str], run: _Run) -> None:
         assert self.upstream is not None
@@ -400,8 +417,15 @@ class Predictor:
                 "looked up (the operator can restart it without --offline)."
             )
         if next_offset is not None:
+            unfetched = sum(n for status, n in statuses.items() if status.startswith("not fetched"))
             rest = (
                 "answered from the cache, no quota"
+                + (
+                    "; names not fetched here stay not fetched on later pages — call with offset=0 to fetch "
+                    "them"
+                    if unfetched
+                    else ""
+                )
                 if self.cache
                 else "fetched again: this server keeps no cache"
             )
