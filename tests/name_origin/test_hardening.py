@@ -12,9 +12,10 @@ from datetime import UTC, datetime, timedelta
 import anyio
 import pytest
 
-from tests.harness import open_session
+from tests.harness import ERAS, open_session
 from tests.name_origin.fake_nationalize import FakeNationalize, Fault, RunningFake
-from tests.name_origin.helpers import known_name, make_server, sqlite_url
+from tests.name_origin.helpers import known_name, launch, make_server, sqlite_url
+from tests.name_origin.test_processes import with_stderr_to
 
 NOT_FETCHED = "not fetched: upstream unavailable"
 
@@ -231,3 +232,27 @@ async def _page_through(nationalize: RunningFake, names: list[str], tmp_path, er
             seen[item["status"]] = seen.get(item["status"], 0) + 1
     assert seen == first["statuses"]
     assert "offset=0" in pages[-1]["note"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("era", ERAS)
+async def test_over_stdio_at_debug_an_encoded_echo_and_a_redirect_leave_no_key_in_reply_or_log(
+    nationalize, tmp_path, era
+):
+    from urllib.parse import quote, quote_plus
+
+    stderr = tmp_path / "stderr.log"
+    fake = nationalize.fake
+    fake.keys = {ODD_KEY: 1000}
+    fake.echo_key, fake.echo_as = True, "wire"
+    base = launch(nationalize.url, tmp_path / "data", "--log-level", "DEBUG", key=ODD_KEY)
+    async with open_session(with_stderr_to(base, stderr), era=era) as session:
+        fake.inject(Fault("status", 401))
+        echoed = await session.call_error("predict_origin", {"name": "anna"})
+        fake.inject(Fault("redirect"))
+        redirected = await session.call_error("predict_origin", {"name": "bo kim"})
+    log = stderr.read_text()
+    assert "DEBUG" in log and "(apikey=[redacted])" in echoed and "HTTP 302" in redirected
+    assert quote_plus(ODD_KEY) in fake.requests[-1].query  # the key did travel, encoded, in the URL
+    for leaked in {ODD_KEY, quote(ODD_KEY, safe=""), quote(ODD_KEY), quote_plus(ODD_KEY)}:
+        assert leaked not in log and leaked not in echoed and leaked not in redirected
