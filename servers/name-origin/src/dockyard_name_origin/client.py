@@ -322,10 +322,13 @@ class NationalizeClient:
 
     async def _read_capped(self, response: httpx.Response) -> bytes:
         declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_body_bytes:
-            raise UpstreamFault(
-                f"its body of {int(declared):,} bytes is over the {self.max_body_bytes:,}-byte limit"
-            )
+        if declared.isascii() and declared.isdigit():
+            if len(declared) > 15:  # past any body, and past what int() converts without complaint
+                raise UpstreamFault(f"its declared body of {len(declared)} digits' worth of bytes is absurd")
+            if int(declared) > self.max_body_bytes:
+                raise UpstreamFault(
+                    f"its body of {int(declared):,} bytes is over the {self.max_body_bytes:,}-byte limit"
+                )
         chunks: list[bytes] = []
         size = 0
         async for chunk in response.aiter_bytes():
