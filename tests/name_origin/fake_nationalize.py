@@ -18,13 +18,22 @@ and about one name in ten is unknown.
 Faults are injected per request (:meth:`FakeNationalize.inject`, consumed in order) or for every request
 (:attr:`FakeNationalize.persistent`): added latency, a hang past the client's timeout, 5xx answers,
 malformed JSON, a wrong content type, an oversized body, an echoed name that differs from the one asked,
-a connection reset, a body trickled slowly. A faulted request counts no quota. Every request is recorded.
+a connection reset, a body trickled slowly, a redirect (its ``Location`` repeating the query, key and all),
+a body of the test's choosing (``body``), and quota headers of the test's choosing (``headers``: the answer
+is otherwise normal and counts quota; with ``status`` they go on the error). A faulted request counts no
+quota, except ``headers``. Faults may also be tied to names (:attr:`FakeNationalize.faulty`): a request
+asking one of them gets its fault. Every request is recorded.
+
+``echo_key`` makes error texts quote the key (a careless upstream), in the form ``echo_as`` says: as sent
+(``raw``), as it arrived in the query string (``wire``), or re-encoded with ``quote_plus`` or with
+lower-case percent escapes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import socket
 import struct
 import threading
@@ -32,7 +41,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, quote, quote_plus, urlparse
 
 API_KEY = "nat_" + "S3cr3tK3y" * 4  # what tests hand the server through the environment
 FREE_LIMIT = 100  # names a day per IP without a key
@@ -99,8 +108,19 @@ STATUS_TEXT = {
 }
 
 FaultKind = Literal[
-    "status", "hang", "malformed", "content_type", "oversized", "mismatch", "reset", "slow_body"
+    "status",
+    "hang",
+    "malformed",
+    "content_type",
+    "oversized",
+    "mismatch",
+    "reset",
+    "slow_body",
+    "redirect",
+    "body",
+    "headers",
 ]
+EchoForm = Literal["raw", "wire", "quote_plus", "lower_hex"]
 
 
 @dataclass(frozen=True)
@@ -110,6 +130,8 @@ class Fault:
     kind: FaultKind
     status: int = 503
     seconds: float = 0.0
+    body: bytes = b""  # kind "body": answered with status 200 and a JSON content type
+    headers: dict[str, str] | None = None  # kind "headers" (or "status"): quota headers to send instead
 
 
 @dataclass(frozen=True)
@@ -160,6 +182,8 @@ class FakeNationalize:
     window_seconds: int = 86_400
     latency: float = 0.0  # added to every answer
     echo_key: bool = False  # error texts quote the apikey asked with (a careless upstream)
+    echo_as: EchoForm = "raw"
+    faulty: dict[str, Fault] = field(default_factory=dict)  # a request asking one of these names: its fault
     persistent: Fault | None = None
     requests: list[Recorded] = field(default_factory=list)
     quotas: dict[str, Quota] = field(default_factory=dict)
@@ -174,8 +198,11 @@ class FakeNationalize:
         with self._lock:
             self._faults.extend(faults)
 
-    def next_fault(self) -> Fault | None:
+    def next_fault(self, names: tuple[str, ...] = ()) -> Fault | None:
         with self._lock:
+            for name in names:
+                if name in self.faulty:
+                    return self.faulty[name]
             if self._faults:
                 return self._faults.pop(0)
         return self.persistent
@@ -250,8 +277,19 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _error(self, code: int, text: str, apikey: str | None, headers: dict[str, str] | None = None) -> None:
         if self.fake.echo_key and apikey:
-            text = f"{text} (apikey={apikey})"
+            text = f"{text} (apikey={self._echoed(apikey)})"
         self._json(code, {"error": text}, headers)
+
+    def _echoed(self, apikey: str) -> str:
+        form = self.fake.echo_as
+        if form == "wire":  # exactly as the client encoded it in the query string
+            pairs = (part.partition("=") for part in urlparse(self.path).query.split("&"))
+            return next((value for key, _, value in pairs if key == "apikey"), "")
+        if form == "quote_plus":
+            return quote_plus(apikey)
+        if form == "lower_hex":
+            return re.sub(r"%[0-9A-F]{2}", lambda match: match.group(0).lower(), quote(apikey, safe=""))
+        return apikey
 
     def _quota_headers(self, quota: Quota) -> dict[str, str]:
         return {
@@ -267,12 +305,12 @@ class _Handler(BaseHTTPRequestHandler):
         batch = "name[]" in query
         names = tuple(query.get("name[]", []) if batch else query.get("name", [])[:1])
         apikey = query.get("apikey", [None])[0]
-        fault = fake.next_fault()
+        fault = fake.next_fault(names)
         with fake._lock:
             fake.requests.append(Recorded(names, batch, apikey, parsed.query, dict(self.headers), fault))
         if fake.latency:
             fake.stopping.wait(fake.latency)
-        if fault is not None:
+        if fault is not None and fault.kind != "headers":
             self._faulted(fault, names, batch, apikey)
             return
         if parsed.path != "/":
@@ -299,7 +337,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(429, "Request limit reached", apikey, self._quota_headers(quota))
             return
         answers = [prediction(name) for name in names]
-        self._json(200, answers if batch else answers[0], self._quota_headers(quota))
+        headers = (
+            fault.headers if fault is not None and fault.headers is not None else self._quota_headers(quota)
+        )
+        self._json(200, answers if batch else answers[0], headers)
 
     def _faulted(self, fault: Fault, names: tuple[str, ...], batch: bool, apikey: str | None) -> None:
         """Answer as ``fault`` says instead of as the contract does."""
@@ -310,7 +351,18 @@ class _Handler(BaseHTTPRequestHandler):
             if fault.status in (502, 504):
                 self._send(fault.status, b"<html><body>Bad gateway</body></html>", content_type="text/html")
             else:
-                self._error(fault.status, STATUS_TEXT.get(fault.status, "Service unavailable"), apikey)
+                text = STATUS_TEXT.get(fault.status, "Service unavailable")
+                self._error(fault.status, text, apikey, fault.headers)
+        elif fault.kind == "redirect":  # e.g. a proxy sending the client elsewhere, query (and key) kept
+            self.send_response(302)
+            self.send_header(
+                "Location",
+                f"http://{self.headers.get('Host', '127.0.0.1')}/moved?{urlparse(self.path).query}",
+            )
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif fault.kind == "body":
+            self._send(200, fault.body)
         elif fault.kind == "hang":
             fake.stopping.wait(fault.seconds)
             self.close_connection = True

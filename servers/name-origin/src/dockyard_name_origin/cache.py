@@ -55,6 +55,16 @@ predictions = Table(
     Column("fetched_at", Float, nullable=False),  # seconds since the epoch, UTC
 )
 
+# Names being fetched right now, by whom, until when: replicas sharing the cache wait for a name another
+# is fetching instead of paying for it twice. A claim whose holder died expires by itself.
+claims = Table(
+    "name_origin_claims",
+    _metadata,
+    Column("name", String(400), primary_key=True),
+    Column("owner", String(64), nullable=False),  # one lookup (call) of one replica: a random id
+    Column("expires_at", Float, nullable=False),  # seconds since the epoch, UTC
+)
+
 _CHUNK = 500  # names per IN (...) lookup
 
 
@@ -125,8 +135,8 @@ class PredictionCache:
     def close(self) -> None:
         self._engine.dispose()
 
-    def get_many(self, names: Sequence[str]) -> dict[str, Answer]:
-        """The fresh cached answers among ``names``; the hit and miss counters move."""
+    def get_many(self, names: Sequence[str], *, counted: bool = True) -> dict[str, Answer]:
+        """The fresh cached answers among ``names``; the hit and miss counters move when ``counted``."""
         found: dict[str, Answer] = {}
         oldest = self._clock() - self.ttl_seconds
         try:
@@ -143,6 +153,8 @@ class PredictionCache:
         except SQLAlchemyError as error:
             log.warning("cache read failed, fetching instead: %s", _kind(error))
             found = {}
+        if not counted:  # a look while another replica fetches: not a lookup of its own
+            return found
         with self._lock:
             self.hits += len(found)
             self.misses += len(set(names)) - len(found)
@@ -166,18 +178,75 @@ class PredictionCache:
         except SQLAlchemyError as error:
             log.warning("cache write failed, not cached: %s", _kind(error))
 
-    def _upsert(self):
+    def _insert(self, table: Table):
         if self.backend == "postgresql":
             from sqlalchemy.dialects.postgresql import insert
         elif self.backend == "sqlite":
             from sqlalchemy.dialects.sqlite import insert
         else:  # pragma: no cover - only SQLite and PostgreSQL are installed with this server
             raise InvalidArgument(f"The cache does not support {self.backend}.")
-        statement = insert(predictions)
+        return insert(table)
+
+    def _upsert(self):
+        statement = self._insert(predictions)
         return statement.on_conflict_do_update(
             index_elements=[predictions.c.name],
             set_={c: statement.excluded[c] for c in ("count", "countries", "fetched_at")},
         )
+
+    def claim(self, names: Sequence[str], owner: str, seconds: float) -> set[str]:
+        """Claim ``names`` for ``owner`` for ``seconds``; the names it now holds (those another owner holds,
+        unexpired, are left out). A database failure claims everything: the cache never stops a lookup."""
+        now = self._clock()
+        held: set[str] = set()
+        try:
+            with self._engine.begin() as connection:
+                for start in range(0, len(names), _CHUNK):
+                    chunk = list(names[start : start + _CHUNK])
+                    connection.execute(
+                        claims.delete().where(claims.c.name.in_(chunk), claims.c.expires_at < now)
+                    )
+                    rows = [{"name": name, "owner": owner, "expires_at": now + seconds} for name in chunk]
+                    connection.execute(
+                        self._insert(claims).on_conflict_do_nothing(index_elements=["name"]), rows
+                    )
+                    held.update(
+                        connection.scalars(
+                            select(claims.c.name).where(claims.c.name.in_(chunk), claims.c.owner == owner)
+                        )
+                    )
+        except SQLAlchemyError as error:
+            log.warning("cache claim failed, fetching without one: %s", _kind(error))
+            return set(names)
+        return held
+
+    def claimed(self, names: Sequence[str]) -> set[str]:
+        """Those of ``names`` someone holds an unexpired claim on (none when the database cannot say)."""
+        now = self._clock()
+        found: set[str] = set()
+        try:
+            with self._engine.connect() as connection:
+                for start in range(0, len(names), _CHUNK):
+                    chunk = list(names[start : start + _CHUNK])
+                    found.update(
+                        connection.scalars(
+                            select(claims.c.name).where(claims.c.name.in_(chunk), claims.c.expires_at >= now)
+                        )
+                    )
+        except SQLAlchemyError as error:
+            log.warning("cache claim lookup failed: %s", _kind(error))
+        return found
+
+    def release(self, names: Sequence[str], owner: str) -> None:
+        try:
+            with self._engine.begin() as connection:
+                for start in range(0, len(names), _CHUNK):
+                    chunk = list(names[start : start + _CHUNK])
+                    connection.execute(
+                        claims.delete().where(claims.c.name.in_(chunk), claims.c.owner == owner)
+                    )
+        except SQLAlchemyError as error:  # the claims expire by themselves
+            log.warning("cache claim release failed: %s", _kind(error))
 
     def size(self) -> int | None:
         """Fresh entries; None when the database cannot say right now."""

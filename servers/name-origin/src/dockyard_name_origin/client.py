@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from dockyard_shared import Problem, UpstreamUnavailable
-from dockyard_shared.upstream import RateLimit, problem_for_status, rate_limit_from
+from dockyard_shared import InvalidArgument, PermissionDenied, Problem, UpstreamUnavailable
+from dockyard_shared.upstream import RateLimit, problem_for_status
 
 from .models import Answer
 from .resilience import Backoff, CircuitBreaker, CircuitOpen, Deadline, GiveUp, retrying
+from .upstream_values import MAX_COUNT, MAX_RESET_SECONDS, KeyScrubber, Rate, read_rate
 
 if TYPE_CHECKING:  # httpx is imported by the first request (or the warm-up), not at start-up
     import httpx
@@ -40,6 +41,8 @@ log = logging.getLogger("dockyard.name_origin")
 
 SERVICE = "nationalize.io"
 TRANSIENT_STATUSES = frozenset({502, 503, 504})
+# What nationalize documents besides 200: a refusal that says the service is up and answering.
+REFUSALS = frozenset({401, 402, 422, 429})
 _COUNTRY_ID = re.compile(r"^[A-Z]{2}$")
 _MAX_COUNTRIES = 10  # nationalize sends 5 at most; more is not its answer
 UNKNOWN_RESET_WAIT = timedelta(minutes=5)  # a spent quota with no reset time: when to ask again
@@ -91,9 +94,10 @@ class QuotaLedger:
         self.remaining: int | None = None
         self.reset_at: datetime | None = None
         self.observed_at: datetime | None = None
+        self.claimed_reset: float | None = None  # seconds nationalize said, when clamped to a day
         self._in_flight = 0
 
-    def observe(self, rate: RateLimit | None) -> None:
+    def observe(self, rate: Rate | RateLimit | None) -> None:
         if rate is None or rate.remaining is None:
             return
         same_window = (
@@ -105,8 +109,18 @@ class QuotaLedger:
         # Answers to concurrent requests arrive in any order: within one window the lowest figure is news.
         self.remaining = min(self.remaining, rate.remaining) if same_window else rate.remaining  # type: ignore[type-var]
         self.limit = rate.limit if rate.limit is not None else self.limit
-        self.reset_at = rate.reset_at or self.reset_at
+        if rate.reset_at is not None:
+            self.reset_at, self.claimed_reset = rate.reset_at, getattr(rate, "claimed_reset", None)
         self.observed_at = rate.observed_at
+
+    def clamp_note(self) -> str:
+        """What to say when nationalize's reset time was not believed ('' when it was)."""
+        if self.claimed_reset is None:
+            return ""
+        return (
+            f" (nationalize said {self.claimed_reset:,.0f} s; its quota window is a day, so this server "
+            f"tries again after {MAX_RESET_SECONDS:,} s at most)"
+        )
 
     def retry_at(self) -> datetime | None:
         """When the figures stop describing the current window: the reset, or (when nationalize did not
@@ -139,7 +153,7 @@ class QuotaLedger:
     def exhausted_problem(self) -> QuotaSpent:
         now = self._now()
         if self.reset_at is not None:
-            when = f"until it resets{describe_wait(self.reset_at, now)}"
+            when = f"until it resets{describe_wait(self.reset_at, now)}{self.clamp_note()}"
         else:
             when = f"for now (nationalize did not say when it resets; this server asks again{describe_wait(self.retry_at(), now)})"
         return QuotaSpent(
@@ -175,6 +189,7 @@ class NationalizeClient:
     ) -> None:
         self.base_url = api_url.rstrip("/") + "/"
         self._api_key = api_key
+        self._scrubber = KeyScrubber(api_key)
         self.key_env = key_env
         self.backoff = backoff
         self.breaker = breaker
@@ -197,7 +212,7 @@ class NationalizeClient:
         return self._api_key is not None
 
     def scrub(self, text: str) -> str:
-        return text.replace(self._api_key, "[redacted]") if self._api_key else text
+        return self._scrubber(text)
 
     async def fetch(self, names: Sequence[str], deadline: Deadline) -> list[Answer]:
         """nationalize's answers for ``names`` (normalised, at most 10), in order.
@@ -208,6 +223,9 @@ class NationalizeClient:
         try:
             return await self._fetch(Request(tuple(names), deadline))
         except Problem as problem:
+            # Whatever nationalize wrote may quote the key in any encoding: scrub before anyone reads it.
+            problem.what = self.scrub(problem.what)
+            problem.next_step = self.scrub(problem.next_step) if problem.next_step else None
             # The operator's view of the same event (words only: never a URL, which holds the key).
             log.warning("%s: %s", type(problem).__name__, problem.what)
             raise
@@ -250,8 +268,11 @@ class NationalizeClient:
         except (UpstreamFault, _TransientStatus, httpx.TransportError, TimeoutError):
             self.breaker.record_failure()
             raise
+        except (PermissionDenied, InvalidArgument, QuotaSpent):
+            self.breaker.record_success()  # a documented refusal: the service is up and answering
+            raise
         except Problem:
-            self.breaker.record_success()  # a 4xx: the service is up and answering
+            self.breaker.record_failure()  # a 5xx or an undocumented status: the service is failing
             raise
         except BaseException:
             self.breaker.release_trial()
@@ -275,28 +296,39 @@ class NationalizeClient:
                     body = await self._read_capped(response)
                 except httpx.DecodingError:
                     raise UpstreamFault("its body could not be decoded") from None
-        self.quota.observe(rate_limit_from(response.headers, now=self._now()))
+        rate = read_rate(response.headers, self._now())
+        self.quota.observe(rate)
         status = response.status_code
         log.debug("%s: %d name(s) -> HTTP %d", SERVICE, len(names), status)
         if status in TRANSIENT_STATUSES:
             raise _TransientStatus(status, response.headers)
+        if status in REFUSALS or status >= 500:
+            raise self._problem(status, rate, body, len(names))
         if status != 200:
-            raise self._problem(status, response.headers, body, len(names))
-        return parse_answers(
-            body,
-            response.headers.get("content-type", ""),
-            names,
-            batch=batch,
-            normalise=self._normalise,
-            fetched_at=self._now(),
-        )
+            raise UpstreamFault(f"it answered HTTP {status}, which its API does not document")
+        try:
+            return parse_answers(
+                body,
+                response.headers.get("content-type", ""),
+                names,
+                batch=batch,
+                normalise=self._normalise,
+                fetched_at=self._now(),
+            )
+        except (ValueError, TypeError, OverflowError, RecursionError) as error:
+            # parse_answers checks every value it knows of; this is the net for what it did not foresee:
+            # still an answer not to believe, for these names only, never the whole call's failure.
+            raise UpstreamFault(f"it could not be read ({type(error).__name__})") from None
 
     async def _read_capped(self, response: httpx.Response) -> bytes:
         declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_body_bytes:
-            raise UpstreamFault(
-                f"its body of {int(declared):,} bytes is over the {self.max_body_bytes:,}-byte limit"
-            )
+        if declared.isascii() and declared.isdigit():
+            if len(declared) > 15:  # past any body, and past what int() converts without complaint
+                raise UpstreamFault(f"its declared body of {len(declared)} digits' worth of bytes is absurd")
+            if int(declared) > self.max_body_bytes:
+                raise UpstreamFault(
+                    f"its body of {int(declared):,} bytes is over the {self.max_body_bytes:,}-byte limit"
+                )
         chunks: list[bytes] = []
         size = 0
         async for chunk in response.aiter_bytes():
@@ -306,24 +338,24 @@ class NationalizeClient:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def _problem(self, status: int, headers: Mapping[str, str], body: bytes, count: int):
+    def _problem(self, status: int, rate: Rate | None, body: bytes, count: int):
         detail = _error_text(body)
         problem = problem_for_status(
             status,
             service=SERVICE,
             what=f"looking up {count} name{'s' if count != 1 else ''}",
-            headers=headers,
+            headers=rate.as_headers() if rate else {},  # the checked figures, never the raw headers
             credential_env=self.key_env if (self._api_key or status in (401, 402)) else None,
             detail=self.scrub(detail) if detail else None,
         )
         if status == 429:
-            rate = rate_limit_from(headers, now=self._now())
             if rate is None or rate.remaining in (None, 0):
                 # Nothing fits any more: the ledger must say so even if the headers were missing.
                 self.quota.remaining, self.quota.observed_at = 0, self._now()
                 self.quota.reset_at = rate.reset_at if rate is not None else None
+                self.quota.claimed_reset = rate.claimed_reset if rate is not None else None
             return QuotaSpent(
-                problem.what,
+                problem.what + self.quota.clamp_note(),
                 next_step=problem.next_step,
                 reset_at=self.quota.retry_at(),
                 remaining=rate.remaining if rate else None,
@@ -368,7 +400,7 @@ def _error_text(body: bytes) -> str | None:
     """nationalize's ``{"error": "..."}`` text, if the body is that."""
     try:
         value = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     text = value.get("error") if isinstance(value, dict) else None
     return str(text)[:200] if text else None
@@ -391,6 +423,8 @@ def parse_answers(
         value = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise UpstreamFault("its body was not valid JSON") from None
+    except RecursionError:
+        raise UpstreamFault("its JSON was nested too deeply to be an answer") from None
     items = value if batch else [value]
     if not isinstance(items, list) or len(items) != len(asked):
         raise UpstreamFault(f"it did not hold one answer for each of the {len(asked)} names asked")
@@ -409,7 +443,9 @@ def _answer(item: object, fetched_at: datetime) -> Answer | None:
     if not isinstance(item, dict):
         return None
     name, count, countries = item.get("name"), item.get("count"), item.get("country")
-    if not isinstance(name, str) or type(count) is not int or count < 0 or not isinstance(countries, list):
+    if not isinstance(name, str) or not isinstance(countries, list):
+        return None
+    if type(count) is not int or not 0 <= count <= MAX_COUNT:
         return None
     pairs = []
     for country in countries[:_MAX_COUNTRIES]:

@@ -94,7 +94,10 @@ class BatchResult(BaseModel):
         default=None, description="Pass as offset with the same names for the rest."
     )
     statuses: dict[str, int] = Field(description="How many names got each status (all names, not one page).")
-    from_cache: int
+    from_cache: int = Field(
+        description="Names answered without a request of this call: from the cache, or by another call "
+        "that was fetching them at the same time."
+    )
     fetched: int
     upstream_requests: int
     retry_at: datetime | None = None

@@ -12,30 +12,36 @@ from __future__ import annotations
 import logging
 import math
 import unicodedata
-from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 
-from dockyard_shared import InvalidArgument, NotFound, PermissionDenied, Problem, UpstreamUnavailable
+from dockyard_shared import InvalidArgument, NotFound, PermissionDenied, UpstreamUnavailable
 from dockyard_shared.offload import run_in_thread
 
-from .client import NationalizeClient, QuotaSpent, describe_wait
-from .countries import country_name
+from .claims import LocalClaims, SharedClaims, new_owner
+from .client import NationalizeClient, QuotaSpent
 from .models import (
     Answer,
-    BatchItem,
     BatchResult,
     CacheStatus,
-    Confidence,
-    CountryGuess,
     Prediction,
     QuotaStatus,
-    Status,
+)
+from .replies import (
+    OFFLINE,
+    QUOTA,
+    UNAVAILABLE,
+    Outcome,
+    Progress,
+    Run,
+    batch_result,
+    confidence,
+    guesses,
+    outcome_of,
+    shown,
 )
 from .resilience import Deadline
 from .settings import Limits
@@ -47,18 +53,12 @@ __all__ = ["Predictor", "confidence", "invalid_reason", "normalise"]
 
 log = logging.getLogger("dockyard.name_origin")
 
-Progress = Callable[[float, float, str], Awaitable[None]]
 
 SINGLE_WORD_NOTE = (
     "Only one word was given: first names say little about origin, surnames carry most of the signal. "
     "Pass the surname or the full name when you have it."
 )
 UNKNOWN_NOTE = "nationalize has no record of this name, so there is no prediction (the name is not wrong)."
-_PROGRESS_STEPS = 50  # at most this many progress notifications per call, whatever the batch size
-
-QUOTA: Status = "not fetched: quota exhausted"
-UNAVAILABLE: Status = "not fetched: upstream unavailable"
-OFFLINE: Status = "not fetched: offline"
 
 
 def normalise(raw: str) -> str:
@@ -82,70 +82,6 @@ def invalid_reason(raw: object, max_chars: int) -> str | None:
     return None
 
 
-def confidence(answer: Answer) -> Confidence:
-    """How far to trust a prediction: the sample size and how clearly one country leads.
-
-    none: unknown name; low: under 100 records or a top probability under 0.2; high: at least 1,000
-    records and a top probability of 0.5 or more; medium otherwise.
-    """
-    if not answer.known:
-        return "none"
-    top = answer.countries[0][1]
-    if answer.count < 100 or top < 0.2:
-        return "low"
-    if answer.count >= 1_000 and top >= 0.5:
-        return "high"
-    return "medium"
-
-
-def guesses(answer: Answer, limit: int | None = None) -> list[CountryGuess]:
-    return [
-        CountryGuess(country_id=code, probability=probability, country_name=country_name(code))
-        for code, probability in answer.countries[:limit]
-    ]
-
-
-def _shown(raw: object, cap: int = 100) -> str:
-    """``raw`` as a model may see it again: cut, and always valid UTF-8."""
-    text = raw if isinstance(raw, str) else repr(raw)
-    cut = text[:cap] + ("…" if len(text) > cap else "")
-    return cut.encode("utf-8", "replace").decode("utf-8")
-
-
-@dataclass
-class _Outcome:
-    status: Status
-    answer: Answer | None = None
-    reason: str | None = None
-
-
-@dataclass
-class _Run:
-    """One batch_predict call's shared state while its requests are in flight."""
-
-    outcomes: dict[str, _Outcome]
-    total: int
-    progress: Progress | None
-    queue: deque[tuple[str, ...]] = field(default_factory=deque)
-    resized: set[tuple[str, ...]] = field(default_factory=set)
-    fatal: Problem | None = None
-    retry_at: datetime | None = None
-    unavailable_because: str | None = None
-    fetched: int = 0
-    reported: int = 0
-
-    def settle(self, names: Sequence[str], status: Status, reason: str | None = None) -> None:
-        for name in names:
-            self.outcomes[name] = _Outcome(status, reason=reason)
-
-    async def report(self, force: bool = False) -> None:
-        done = len(self.outcomes)
-        if self.progress is None or (not force and done - self.reported < self.total / _PROGRESS_STEPS):
-            return
-        self.reported = done
-        await self.progress(done, self.total, f"{done} of {self.total} names answered")
-
-
 class Predictor:
     def __init__(
         self,
@@ -159,6 +95,11 @@ class Predictor:
         self.cache = cache
         self.limits = limits
         self.key_env = key_env
+        self.local_claims = LocalClaims()
+        # A claim outlives the longest call by a margin, so a replica that died holding one delays the
+        # others by that much at most.
+        hold = limits.call_deadline + limits.request_deadline
+        self.shared_claims = SharedClaims(cache, hold_seconds=hold) if cache is not None else None
 
     # -- one name ---------------------------------------------------------------------------------
 
@@ -166,7 +107,7 @@ class Predictor:
         reason = invalid_reason(raw, self.limits.max_name_chars)
         if reason:
             raise InvalidArgument(
-                f"The name {_shown(raw, 60)!r} cannot be looked up: {reason}.",
+                f"The name {shown(raw, 60)!r} cannot be looked up: {reason}.",
                 next_step="Pass a person's name: letters, at most "
                 f"{self.limits.max_name_chars} characters. Nothing was sent to nationalize.io.",
             )
@@ -178,11 +119,7 @@ class Predictor:
                     f"{name!r} is not in the cache, and this server runs --offline: it never calls nationalize.io.",
                     next_step="Tell the user; the operator can restart the server without --offline.",
                 )
-            if self.upstream.quota.spent():
-                raise self.upstream.quota.exhausted_problem()
-            deadline_s = min(self.limits.request_deadline, self.limits.call_deadline)
-            (answer,) = await self.upstream.fetch([name], Deadline(deadline_s))
-            await self._store([answer])
+            answer = await self._fetch_one(name, Deadline(self.limits.call_deadline))
         notes = []
         if not answer.known:
             notes.append(UNKNOWN_NOTE)
@@ -198,6 +135,44 @@ class Predictor:
             fetched_at=answer.fetched_at,
             note=" ".join(notes) or None,
         )
+
+    async def _fetch_one(self, name: str, deadline: Deadline) -> Answer:
+        """``name``'s answer: waited for when another call is fetching it, else fetched under a claim."""
+        mine, theirs = self.local_claims.take([name])
+        if theirs:
+            outcome = (await LocalClaims.wait(theirs, deadline)).get(name)
+            if outcome is not None and outcome.answer is not None:
+                return outcome.answer
+            return await self._send_one(name, deadline)  # the other call did not get it: try here
+        answer = None
+        owner = new_owner()
+        held = True
+        try:
+            if self.shared_claims is not None:
+                held = name in await self.shared_claims.take([name], owner)
+                if not held:  # another replica is fetching it
+                    answer = (await self.shared_claims.wait([name], deadline)).get(name)
+            if answer is None:
+                answer = await self._send_one(name, deadline)
+            return answer
+        finally:
+            if held and self.shared_claims is not None:
+                await self.shared_claims.release([name], owner)
+            self.local_claims.settle(mine, lambda _: outcome_of(answer) if answer is not None else None)
+
+    async def _send_one(self, name: str, deadline: Deadline) -> Answer:
+        assert self.upstream is not None
+        quota = self.upstream.quota
+        # Reserved before it is sent, as a batch's names are: concurrent calls with one name left send one
+        # request, not one each.
+        if not quota.reserve(1):
+            raise quota.exhausted_problem()
+        try:
+            (answer,) = await self.upstream.fetch([name], deadline.sooner(self.limits.request_deadline))
+        finally:
+            quota.release(1)
+        await self._store([answer])
+        return answer
 
     # -- many names -------------------------------------------------------------------------------
 
@@ -222,7 +197,7 @@ class Predictor:
         normal = [None if reason else normalise(raw) for raw, reason in zip(window, reasons, strict=True)]
         distinct = list(dict.fromkeys(name for name in normal if name))
         cached = await self._cached(distinct)
-        run = _Run({name: _outcome(answer) for name, answer in cached.items()}, len(distinct), progress)
+        run = Run({name: outcome_of(answer) for name, answer in cached.items()}, len(distinct), progress)
         if progress is not None and distinct:
             await progress(
                 len(cached), len(distinct), f"{len(cached)} of {len(distinct)} names answered from the cache"
@@ -231,15 +206,86 @@ class Predictor:
         requests_before = self.upstream.requests_sent if self.upstream else 0
         if missing and self.upstream is None:
             run.settle(missing, OFFLINE)
+        elif missing and offset > 0 and self.cache is not None:
+            self._settle_unfetched_page(missing, run)
         elif missing:
-            await self._fetch_all(missing, run)
+            await self._fetch_claimed(missing, run, Deadline(limits.call_deadline))
             if run.fatal is not None:
                 raise run.fatal
         await run.report(force=True)
         requests = (self.upstream.requests_sent if self.upstream else 0) - requests_before
-        return self._batch_result(names, offset, window, normal, reasons, run, len(cached), requests)
+        from_cache = len(cached) + run.waited
+        return batch_result(
+            self.limits,
+            self.cache is not None,
+            names,
+            offset,
+            window,
+            normal,
+            reasons,
+            run,
+            from_cache,
+            requests,
+        )
 
-    async def _fetch_all(self, missing: list[str], run: _Run) -> None:
+    async def _fetch_claimed(self, missing: list[str], run: Run, deadline: Deadline) -> None:
+        """Fetch ``missing``, except the names another call is fetching (in this process, or on another
+        replica sharing the cache): those are waited for, and fetched here only if that call did not."""
+        mine, theirs = self.local_claims.take(missing)
+        owner = new_owner()
+        held: list[str] = []
+        try:
+            remote: list[str] = []
+            if self.shared_claims is not None:
+                taken = await self.shared_claims.take(mine, owner)
+                held = [name for name in mine if name in taken]
+                remote = [name for name in mine if name not in taken]
+            else:
+                held = mine
+            try:
+                if held:
+                    await self._fetch_all(held, run, deadline)
+            finally:
+                # Released before waiting on other replicas' claims: two replicas each waiting for a name
+                # the other holds (and failed to fetch) would otherwise wait each other out.
+                if self.shared_claims is not None:
+                    await self.shared_claims.release(held, owner)
+            if remote and run.fatal is None and self.shared_claims is not None:
+                found = await self.shared_claims.wait(remote, deadline)
+                self._adopt({name: outcome_of(answer) for name, answer in found.items()}, run)
+                if rest := [name for name in remote if name not in found]:
+                    await self._fetch_all(rest, run, deadline)
+        finally:
+            self.local_claims.settle(mine, run.outcomes.get)
+        if theirs and run.fatal is None:
+            self._adopt(await LocalClaims.wait(theirs, deadline), run)
+            if rest := [name for name in theirs if name not in run.outcomes]:
+                await self._fetch_all(rest, run, deadline)
+
+    def _adopt(self, outcomes: dict[str, Outcome], run: Run) -> None:
+        """Take another call's outcomes as this one's (a name it could not fetch, this one would not either)."""
+        for name, outcome in outcomes.items():
+            run.outcomes[name] = outcome
+            run.waited += outcome.answer is not None
+            if outcome.status == QUOTA and self.upstream is not None:
+                run.retry_at = run.retry_at or self.upstream.quota.retry_at()
+
+    def _settle_unfetched_page(self, missing: list[str], run: Run) -> None:
+        """A later page is answered from the cache only, as the first page's note promised: the names the
+        first call could not fetch keep the status it gave them, and no quota is spent."""
+        assert self.upstream is not None
+        quota = self.upstream.quota
+        if quota.spent():
+            run.retry_at = quota.retry_at()
+            run.settle(missing, QUOTA)
+            return
+        run.unavailable_because = (
+            "they were not fetched by the call that made the first page, and later pages are answered from "
+            "the cache only (call batch_predict with offset=0 to fetch them)"
+        )
+        run.settle(missing, UNAVAILABLE)
+
+    async def _fetch_all(self, missing: list[str], run: Run, deadline: Deadline) -> None:
         assert self.upstream is not None
         size = self.limits.upstream_batch
         run.queue.extend(tuple(missing[i : i + size]) for i in range(0, len(missing), size))
@@ -248,7 +294,7 @@ class Predictor:
             while run.queue and run.fatal is None:
                 await self._fetch_batch(run.queue.popleft(), run, group)
 
-        with anyio.move_on_after(self.limits.call_deadline):
+        with anyio.move_on_after(deadline.remaining()):
             async with anyio.create_task_group() as group:
                 if not self.upstream.quota.known:
                     # The first answer says how much quota is left: learn it before sending more.
@@ -260,7 +306,7 @@ class Predictor:
             run.unavailable_because = f"the call's time limit of {self.limits.call_deadline:g} s ran out"
             run.settle(late, UNAVAILABLE)
 
-    async def _fetch_batch(self, batch: tuple[str, ...], run: _Run, group: anyio.abc.TaskGroup) -> None:
+    async def _fetch_batch(self, batch: tuple[str, ...], run: Run, group: anyio.abc.TaskGroup) -> None:
         upstream = self.upstream
         assert upstream is not None
         allowed = upstream.quota.reserve(len(batch))
@@ -291,122 +337,18 @@ class Predictor:
             run.fatal = denied
             group.cancel_scope.cancel()
             return
-        except UpstreamUnavailable as down:
+        except (UpstreamUnavailable, NotFound) as down:
+            # Any other answer nationalize gave is a fault of this request: its names only, never the call.
             run.unavailable_because = down.what
             run.settle(batch, UNAVAILABLE)
             return
         finally:
             upstream.quota.release(allowed)
         for answer in answers:
-            run.outcomes[answer.name] = _outcome(answer)
+            run.outcomes[answer.name] = outcome_of(answer)
         run.fetched += len(answers)
         group.start_soon(self._store, answers)  # the worker goes on to its next request meanwhile
         await run.report()
-
-    def _batch_result(
-        self,
-        names: Sequence[str],
-        offset: int,
-        window: list[str],
-        normal: list[str | None],
-        reasons: list[str | None],
-        run: _Run,
-        from_cache: int,
-        requests: int,
-    ) -> BatchResult:
-        items: list[BatchItem] = []
-        size = 0
-        next_offset = None
-        statuses: dict[str, int] = {}
-        single_words = 0
-        for position, (raw, name, reason) in enumerate(zip(window, normal, reasons, strict=True)):
-            item = self._item(raw, name, reason, run)
-            statuses[item.status] = statuses.get(item.status, 0) + 1
-            single_words += bool(name and " " not in name and item.status == "ok")
-            if next_offset is not None:
-                continue
-            item_size = len(item.model_dump_json(exclude_none=True)) + 1
-            if items and size + item_size > self.limits.max_reply_chars:
-                next_offset = offset + position
-                continue
-            items.append(item)
-            size += item_size
-        return BatchResult(
-            results=items,
-            total=len(names),
-            offset=offset,
-            next_offset=next_offset,
-            statuses=statuses,
-            from_cache=from_cache,
-            fetched=run.fetched,
-            upstream_requests=requests,
-            retry_at=run.retry_at if statuses.get(QUOTA) else None,
-            note=self._note(statuses, run, offset, next_offset, len(names), single_words),
-        )
-
-    def _item(self, raw: str, name: str | None, reason: str | None, run: _Run) -> BatchItem:
-        if name is None:
-            return BatchItem(input=_shown(raw), status="invalid", reason=reason)
-        shown_input = raw if raw != name else None
-        outcome = run.outcomes[name]
-        answer = outcome.answer
-        if answer is None:
-            return BatchItem(input=shown_input, name=name, status=outcome.status, reason=outcome.reason)
-        return BatchItem(
-            input=shown_input,
-            name=name,
-            status=outcome.status,
-            count=answer.count,
-            country=guesses(answer, self.limits.batch_countries),
-            confidence=confidence(answer),
-        )
-
-    def _note(
-        self,
-        statuses: dict[str, int],
-        run: _Run,
-        offset: int,
-        next_offset: int | None,
-        total: int,
-        single_words: int,
-    ) -> str | None:
-        parts = []
-        again = (
-            "call batch_predict again with the same names then: the names answered are cached and spend no quota"
-            if self.cache
-            else "call batch_predict again with those names then"
-        )
-        if statuses.get(QUOTA):
-            now = datetime.now(run.retry_at.tzinfo) if run.retry_at else datetime.now()
-            when = describe_wait(run.retry_at, now) or " (reset time unknown)"
-            parts.append(
-                f"{statuses[QUOTA]} names not fetched: nationalize.io's quota is spent; it resets{when}; {again}."
-            )
-        if statuses.get(UNAVAILABLE):
-            because = run.unavailable_because or "nationalize.io did not answer"
-            parts.append(
-                f"{statuses[UNAVAILABLE]} names not fetched: {because.rstrip('.')}; retry later, {again}."
-            )
-        if statuses.get(OFFLINE):
-            parts.append(
-                f"{statuses[OFFLINE]} names are not in the cache and this server runs --offline, so they were not "
-                "looked up (the operator can restart it without --offline)."
-            )
-        if next_offset is not None:
-            rest = (
-                "answered from the cache, no quota"
-                if self.cache
-                else "fetched again: this server keeps no cache"
-            )
-            parts.append(
-                f"Only names {offset + 1}-{next_offset} of {total} fit in this reply; call batch_predict with the "
-                f"same names and offset={next_offset} for the rest ({rest})."
-            )
-        if single_words:
-            parts.append(
-                f"{single_words} names are a single word: surnames carry most of the signal about origin."
-            )
-        return " ".join(parts) or None
 
     # -- quota and cache --------------------------------------------------------------------------
 
@@ -449,6 +391,8 @@ class Predictor:
         note = f"Requests carry {key}. Hits and misses count since the server started."
         if quota.observed_at is None:
             note = "No answer from nationalize.io yet, so the quota is not known. " + note
+        if quota.claimed_reset is not None:
+            note += f" reset_at is clamped{quota.clamp_note()}."
         return QuotaStatus(
             limit=quota.limit,
             remaining=quota.remaining,
@@ -478,7 +422,3 @@ class Predictor:
         if self.cache is not None and answers:
             cache = self.cache
             await run_in_thread(lambda: cache.put_many(answers))
-
-
-def _outcome(answer: Answer) -> _Outcome:
-    return _Outcome("ok" if answer.known else "unknown", answer)

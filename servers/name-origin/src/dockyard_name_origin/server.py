@@ -90,8 +90,10 @@ def create_server(
             normalise=normalise,
         )
     predictor = Predictor(upstream=upstream, cache=cache, limits=limits, key_env=settings.api_key_env)
-    # httpx logs every request's URL at INFO, and nationalize wants the key in the URL.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    # nationalize wants the key in the URL: httpx logs every request's URL at INFO, and httpcore logs the
+    # headers of every answer at DEBUG (a redirect's Location repeats the query, key and all).
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)
 
     def new_http_client() -> httpx.AsyncClient:
         # Made by the warm-up (or the first request), not before initialize: importing httpx and building

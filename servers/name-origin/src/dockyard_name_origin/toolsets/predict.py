@@ -49,7 +49,8 @@ def register(registrar: ToolRegistrar, predictor: Predictor) -> None:
         unknown, invalid, not fetched: quota exhausted | upstream unavailable | offline), count,
         country (top 3), confidence, reason}; statuses counted, retry_at, note saying what to do next.
         Limits: names not fetched are listed, never guessed. About 80,000 characters per reply: then
-        next_offset is set — call again with the same names and that offset (answered from the cache).
+        next_offset is set — call again with the same names and that offset (answered from the cache
+        only, no quota: a name the first call could not fetch stays not fetched; offset 0 fetches it).
         """
 
         async def progress(done: float, total: float, message: str) -> None:

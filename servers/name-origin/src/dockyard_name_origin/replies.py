@@ -1,0 +1,226 @@
+"""A batch's per-name outcomes and the reply built from them: statuses, pages, and the note.
+
+Each name of a batch_predict call ends with an :class:`Outcome` (an answer, or why it has none); the
+reply lists them in input order, cut to a page of about ``max_reply_chars``, with a note that says what
+was not fetched, why, and what to do next.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from dockyard_shared import Problem
+
+from .client import describe_wait
+from .countries import country_name
+from .models import Answer, BatchItem, BatchResult, Confidence, CountryGuess, Status
+from .settings import Limits
+
+__all__ = [
+    "OFFLINE",
+    "QUOTA",
+    "UNAVAILABLE",
+    "Outcome",
+    "Progress",
+    "Run",
+    "batch_result",
+    "confidence",
+    "guesses",
+    "outcome_of",
+    "shown",
+]
+
+Progress = Callable[[float, float, str], Awaitable[None]]
+
+_PROGRESS_STEPS = 50  # at most this many progress notifications per call, whatever the batch size
+
+QUOTA: Status = "not fetched: quota exhausted"
+UNAVAILABLE: Status = "not fetched: upstream unavailable"
+OFFLINE: Status = "not fetched: offline"
+
+
+def confidence(answer: Answer) -> Confidence:
+    """How far to trust a prediction: the sample size and how clearly one country leads.
+
+    none: unknown name; low: under 100 records or a top probability under 0.2; high: at least 1,000
+    records and a top probability of 0.5 or more; medium otherwise.
+    """
+    if not answer.known:
+        return "none"
+    top = answer.countries[0][1]
+    if answer.count < 100 or top < 0.2:
+        return "low"
+    if answer.count >= 1_000 and top >= 0.5:
+        return "high"
+    return "medium"
+
+
+def guesses(answer: Answer, limit: int | None = None) -> list[CountryGuess]:
+    return [
+        CountryGuess(country_id=code, probability=probability, country_name=country_name(code))
+        for code, probability in answer.countries[:limit]
+    ]
+
+
+def shown(raw: object, cap: int = 100) -> str:
+    """``raw`` as a model may see it again: cut, and always valid UTF-8."""
+    text = raw if isinstance(raw, str) else repr(raw)
+    cut = text[:cap] + ("…" if len(text) > cap else "")
+    return cut.encode("utf-8", "replace").decode("utf-8")
+
+
+@dataclass
+class Outcome:
+    status: Status
+    answer: Answer | None = None
+    reason: str | None = None
+
+
+@dataclass
+class Run:
+    """One batch_predict call's shared state while its requests are in flight."""
+
+    outcomes: dict[str, Outcome]
+    total: int
+    progress: Progress | None
+    queue: deque[tuple[str, ...]] = field(default_factory=deque)
+    resized: set[tuple[str, ...]] = field(default_factory=set)
+    fatal: Problem | None = None
+    retry_at: datetime | None = None
+    unavailable_because: str | None = None
+    fetched: int = 0
+    waited: int = 0  # names another call (here or on another replica) fetched while this one waited
+    reported: int = 0
+
+    def settle(self, names: Sequence[str], status: Status, reason: str | None = None) -> None:
+        for name in names:
+            self.outcomes[name] = Outcome(status, reason=reason)
+
+    async def report(self, force: bool = False) -> None:
+        done = len(self.outcomes)
+        if self.progress is None or (not force and done - self.reported < self.total / _PROGRESS_STEPS):
+            return
+        self.reported = done
+        await self.progress(done, self.total, f"{done} of {self.total} names answered")
+
+
+def outcome_of(answer: Answer) -> Outcome:
+    return Outcome("ok" if answer.known else "unknown", answer)
+
+
+def batch_result(
+    limits: Limits,
+    cached: bool,
+    names: Sequence[str],
+    offset: int,
+    window: list[str],
+    normal: list[str | None],
+    reasons: list[str | None],
+    run: Run,
+    from_cache: int,
+    requests: int,
+) -> BatchResult:
+    items: list[BatchItem] = []
+    size = 0
+    next_offset = None
+    statuses: dict[str, int] = {}
+    single_words = 0
+    for position, (raw, name, reason) in enumerate(zip(window, normal, reasons, strict=True)):
+        item = _item(raw, name, reason, run, limits)
+        statuses[item.status] = statuses.get(item.status, 0) + 1
+        single_words += bool(name and " " not in name and item.status == "ok")
+        if next_offset is not None:
+            continue
+        item_size = len(item.model_dump_json(exclude_none=True)) + 1
+        if items and size + item_size > limits.max_reply_chars:
+            next_offset = offset + position
+            continue
+        items.append(item)
+        size += item_size
+    return BatchResult(
+        results=items,
+        total=len(names),
+        offset=offset,
+        next_offset=next_offset,
+        statuses=statuses,
+        from_cache=from_cache,
+        fetched=run.fetched,
+        upstream_requests=requests,
+        retry_at=run.retry_at if statuses.get(QUOTA) else None,
+        note=_note(statuses, run, offset, next_offset, len(names), single_words, cached),
+    )
+
+
+def _item(raw: str, name: str | None, reason: str | None, run: Run, limits: Limits) -> BatchItem:
+    if name is None:
+        return BatchItem(input=shown(raw), status="invalid", reason=reason)
+    shown_input = raw if raw != name else None
+    outcome = run.outcomes[name]
+    answer = outcome.answer
+    if answer is None:
+        return BatchItem(input=shown_input, name=name, status=outcome.status, reason=outcome.reason)
+    return BatchItem(
+        input=shown_input,
+        name=name,
+        status=outcome.status,
+        count=answer.count,
+        country=guesses(answer, limits.batch_countries),
+        confidence=confidence(answer),
+    )
+
+
+def _note(
+    statuses: dict[str, int],
+    run: Run,
+    offset: int,
+    next_offset: int | None,
+    total: int,
+    single_words: int,
+    cached: bool,
+) -> str | None:
+    parts = []
+    again = (
+        "call batch_predict again with the same names then: the names answered are cached and spend no quota"
+        if cached
+        else "call batch_predict again with those names then"
+    )
+    if statuses.get(QUOTA):
+        now = datetime.now(run.retry_at.tzinfo) if run.retry_at else datetime.now()
+        when = describe_wait(run.retry_at, now) or " (reset time unknown)"
+        parts.append(
+            f"{statuses[QUOTA]} names not fetched: nationalize.io's quota is spent; it resets{when}; {again}."
+        )
+    if statuses.get(UNAVAILABLE):
+        because = run.unavailable_because or "nationalize.io did not answer"
+        parts.append(
+            f"{statuses[UNAVAILABLE]} names not fetched: {because.rstrip('.')}; retry later, {again}."
+        )
+    if statuses.get(OFFLINE):
+        parts.append(
+            f"{statuses[OFFLINE]} names are not in the cache and this server runs --offline, so they were not "
+            "looked up (the operator can restart it without --offline)."
+        )
+    if next_offset is not None:
+        unfetched = sum(n for status, n in statuses.items() if status.startswith("not fetched"))
+        rest = (
+            "answered from the cache, no quota"
+            + (
+                "; names not fetched here stay not fetched on later pages — call with offset=0 to fetch them"
+                if unfetched
+                else ""
+            )
+            if cached
+            else "fetched again: this server keeps no cache"
+        )
+        parts.append(
+            f"Only names {offset + 1}-{next_offset} of {total} fit in this reply; call batch_predict with the "
+            f"same names and offset={next_offset} for the rest ({rest})."
+        )
+    if single_words:
+        parts.append(
+            f"{single_words} names are a single word: surnames carry most of the signal about origin."
+        )
+    return " ".join(parts) or None

@@ -1,0 +1,118 @@
+"""Concurrent lookups of the same names pay for each name once: within one replica (claims in the
+process) and across replicas sharing a cache (claim rows in SQLite or PostgreSQL). Requests are counted
+at the loopback fake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.harness import ERAS, open_session
+from tests.name_origin.fake_nationalize import FakeNationalize, RunningFake
+from tests.name_origin.helpers import known_name, launch, make_server, sqlite_url
+
+KEY_LIMIT = 100_000
+
+
+def fake_with_latency() -> RunningFake:
+    # Latency makes the calls overlap however the machine is loaded; a large quota keeps it out of the way.
+    return RunningFake(FakeNationalize(free_limit=KEY_LIMIT, latency=0.1))
+
+
+async def both(first, second) -> list:
+    results: list = [None, None]
+
+    async def run(index, job) -> None:
+        results[index] = await job()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run, 0, first)
+        group.start_soon(run, 1, second)
+    return results
+
+
+@pytest.mark.parametrize("cached", [True, False], ids=["sqlite-cache", "no-cache"])
+async def test_two_concurrent_batches_on_one_replica_fetch_each_name_once(tmp_path, era, cached):
+    names = [known_name(i * 50) for i in range(200)]
+    with fake_with_latency() as nationalize:
+        server = make_server(nationalize.url, cache_url=sqlite_url(tmp_path) if cached else None)
+        async with open_session(server, era=era) as session:
+
+            async def call():
+                return (await session.call_ok("batch_predict", {"names": names})).data
+
+            results = await both(call, call)
+        asked = nationalize.fake.names_asked()
+    assert sorted(asked) == sorted(names)  # every name once: 20 requests, not 40
+    assert nationalize.fake.request_count == 20
+    for result in results:
+        assert sum(n for s, n in result["statuses"].items() if s in ("ok", "unknown")) == 200
+    assert sorted(r["fetched"] for r in results)[0] < 200  # one of them waited for the other's answers
+
+
+async def test_single_lookups_wait_for_a_batch_fetching_the_same_name(tmp_path):
+    names = [known_name(i * 50) for i in range(40)]
+    with fake_with_latency() as nationalize:
+        server = make_server(nationalize.url, cache_url=sqlite_url(tmp_path), concurrency=1)
+        async with open_session(server) as session:
+            outcomes: list = []
+
+            async def batch() -> None:
+                await session.call_ok("batch_predict", {"names": names})
+
+            async def single(name: str) -> None:
+                await anyio.sleep(0)  # let the batch claim its names first
+                outcomes.append(await session.call_ok("predict_origin", {"name": name}))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(batch)
+                for name in names[30:]:
+                    group.start_soon(single, name)
+        asked = nationalize.fake.names_asked()
+    assert sorted(asked) == sorted(names) and len(outcomes) == 10
+
+
+# -- across replicas --------------------------------------------------------------------------------
+
+
+async def _two_replicas_at_once(nationalize: RunningFake, cache_url: str, tmp_path: Path, names: list[str]):
+    replicas = [launch(nationalize.url, tmp_path / f"data{i}", "--cache-url", cache_url) for i in (0, 1)]
+    results: list = []
+    async with (
+        open_session(replicas[0], era=ERAS[0]) as first,
+        open_session(replicas[1], era=ERAS[1]) as second,
+    ):
+        # Both are up before either call goes, so the calls overlap.
+        assert await first.ping() and await second.ping()
+
+        async def call(session):
+            results.append((await session.call_ok("batch_predict", {"names": names})).data)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call, first)
+            group.start_soon(call, second)
+    return results
+
+
+@pytest.mark.slow
+async def test_two_replicas_on_one_sqlite_file_fetch_each_name_once(tmp_path):
+    names = [known_name(i * 50) for i in range(300)]
+    with fake_with_latency() as nationalize:
+        results = await _two_replicas_at_once(nationalize, sqlite_url(tmp_path), tmp_path, names)
+        asked = nationalize.fake.names_asked()
+    assert sorted(asked) == sorted(names)  # 30 requests, not 60
+    for result in results:
+        assert sum(n for s, n in result["statuses"].items() if s in ("ok", "unknown")) == 300
+
+
+@pytest.mark.slow
+async def test_two_replicas_on_one_postgresql_fetch_each_name_once(tmp_path, postgres_url):
+    names = [known_name(i * 50) for i in range(300)]
+    with fake_with_latency() as nationalize:
+        results = await _two_replicas_at_once(nationalize, postgres_url, tmp_path, names)
+        asked = nationalize.fake.names_asked()
+    assert sorted(asked) == sorted(names)
+    for result in results:
+        assert sum(n for s, n in result["statuses"].items() if s in ("ok", "unknown")) == 300
