@@ -20,37 +20,50 @@ def lock_graph(session: Session) -> None:
 
 
 def find_cycle(edges: dict[int, list[int]]) -> list[int] | None:
-    """A cycle in ``edges`` (node → nodes it points at), as the list of nodes around it."""
+    """A cycle in ``edges`` (node → nodes it points at), as the list of nodes around it.
+
+    Iterative (a depth-first search with an explicit stack): a chain of thousands of tasks must not
+    exhaust Python's recursion limit."""
     state: dict[int, int] = {}  # 1: on the current path, 2: done
-
-    def visit(node: int, path: list[int]) -> list[int] | None:
-        state[node] = 1
-        path.append(node)
-        for successor in edges.get(node, ()):
-            if state.get(successor) == 1:
-                return [*path[path.index(successor) :], successor]
-            if successor not in state and (found := visit(successor, path)):
-                return found
-        path.pop()
-        state[node] = 2
-        return None
-
     for start in list(edges):
-        if start not in state and (found := visit(start, [])):
-            return found
+        if start in state:
+            continue
+        path = [start]
+        state[start] = 1
+        stack = [iter(edges.get(start, ()))]
+        while stack:
+            successor = next(stack[-1], None)
+            if successor is None:
+                stack.pop()
+                state[path.pop()] = 2
+            elif state.get(successor) == 1:
+                return [*path[path.index(successor) :], successor]
+            elif successor not in state:
+                state[successor] = 1
+                path.append(successor)
+                stack.append(iter(edges.get(successor, ())))
     return None
 
 
 def parent_loop(session: Session, task: Task, parent: Task) -> list[int] | None:
-    """The chain parent → … → task if making ``parent`` the parent of ``task`` would close a loop."""
+    """The chain parent → … → task if making ``parent`` the parent of ``task`` would close a loop.
+
+    Walks the whole chain, however long (the stored chains have no loop, so it ends): an ancestor
+    given up on would have let a loop through."""
+    if parent.id == task.id:
+        return [parent.id, task.id]
     chain = [parent.id]
+    seen = {parent.id}
     current = parent.parent_id
-    while current is not None and len(chain) < 10_000:
+    while current is not None:
+        if current in seen:  # a loop already stored (never written by this server): stop, refuse
+            return [*chain, current]
         chain.append(current)
+        seen.add(current)
         if current == task.id:
             return chain
         current = session.scalar(select(Task.parent_id).where(Task.id == current))
-    return [parent.id, task.id] if parent.id == task.id else None
+    return None
 
 
 def waits_on(session: Session, start: int, target: int) -> list[int] | None:
