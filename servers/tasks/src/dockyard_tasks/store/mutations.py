@@ -26,7 +26,9 @@ from ..models import CommentEntry, CommentResult, DeleteResult, DependencyResult
 from ..rules import (
     MAX_COMMENT,
     MAX_DESCRIPTION,
+    MAX_TASK_NUMBER,
     MAX_TITLE,
+    OPEN,
     TaskRef,
     check_labels,
     check_name,
@@ -43,7 +45,7 @@ from ..rules import (
 )
 from .graph import find_cycle, lock_graph, parent_loop, waits_on
 from .history import Recorder, changes_after_version, describe_changes, iso
-from .queries import find_task, open_blockers, project_id_of, related, task_ids
+from .queries import blockers, find_task, open_blockers, project_id_of, task_ids
 from .schema import Comment, Dependency, Label, Project, Task
 
 __all__ = [
@@ -246,6 +248,12 @@ def create_tasks(
         taken = connection.execute(_NEXT_NUMBERS, {"project_key": key, "count": count}).one_or_none()
         if taken is None:
             project_id_of(connection, key)  # raises NotFound, with suggestions
+        if taken.next_number - 1 > MAX_TASK_NUMBER:  # a longer number would be no task id (rules.py)
+            raise Conflict(
+                f"Project {key} has used every task number up to {MAX_TASK_NUMBER:,} (a task id has at most "
+                "nine digits); nothing was created.",
+                next_step="Create the task in another project.",
+            )
         project_ids[key], numbers[key] = taken.id, taken.next_number - count
     existing: dict[TaskRef, Any] = {}
     for v in valid:
@@ -434,9 +442,11 @@ def update_task(
         status = check_status(changes.status)
         check_transition(str(ref), current["status"], status)
         if status == "done" and status != current["status"] and not force:
-            blockers = open_blockers(connection, task.id)
+            blockers = open_blockers(connection, task.id, 11)
             if blockers:
                 listed = ", ".join(f"{b.id} ({b.status})" for b in blockers[:10])
+                if len(blockers) > 10:
+                    listed += f", … (list_tasks blocking={ref} lists all)"
                 raise Conflict(
                     f"{ref} has open blockers: {listed}.",
                     next_step="Finish or cancel those first, or pass force=true to close it anyway.",
@@ -473,13 +483,10 @@ def add_comment(session: Session, rec: Recorder, ref: TaskRef, body: str) -> Com
     )
 
 
-def _blocked_by(session: Session, task: Task) -> list:
-    return related(session, Task.id.in_(select(Dependency.blocker_id).where(Dependency.task_id == task.id)))
-
-
 def link(
-    session: Session, rec: Recorder, ref: TaskRef, blocker_ref: TaskRef, *, add: bool
+    session: Session, rec: Recorder, ref: TaskRef, blocker_ref: TaskRef, *, add: bool, limit: int
 ) -> DependencyResult:
+    """Add or remove one dependency; the reply lists the first ``limit`` blockers (open ones first)."""
     task, key = find_task(session, ref, lock=True)
     blocker, _ = find_task(session, blocker_ref)
     if blocker.id == task.id:
@@ -509,13 +516,16 @@ def link(
         task.updated_at = rec.now
         rec.linked(key, task, str(blocker_ref), added=add)
     session.flush()
-    blocked_by = _blocked_by(session, task)
+    shown = blockers(session, task.id, limit=limit)
     return DependencyResult(
         task=str(ref),
-        blocked_by=blocked_by,
-        open_blockers=[b.id for b in blocked_by if b.status in ("todo", "in_progress", "blocked")],
+        blocked_by=shown.shown,
+        blocked_by_total=shown.total,
+        open_blockers=[b.id for b in shown.shown if b.status in OPEN],
+        open_blockers_total=shown.open_total,
         changed=changed,
         version=task.version,
+        note=shown.note(str(ref)),
     )
 
 
@@ -524,7 +534,21 @@ def link(
 
 def delete_task(session: Session, rec: Recorder, ref: TaskRef) -> DeleteResult:
     task, key = find_task(session, ref, lock=True)
-    subtasks = list(session.scalars(select(Task).where(Task.parent_id == task.id).order_by(Task.id)))
+    # Every task whose version this delete bumps is locked first, in id order (one statement, so two
+    # deletes lock their common rows in the same order): a concurrent update_task of one of them then
+    # waits, and reads the version written here, instead of writing the same version number again.
+    affected = list(
+        session.scalars(
+            select(Task)
+            .where(
+                (Task.parent_id == task.id)
+                | Task.id.in_(select(Dependency.task_id).where(Dependency.blocker_id == task.id))
+            )
+            .order_by(Task.id)
+            .with_for_update()
+        )
+    )
+    subtasks = [t for t in affected if t.parent_id == task.id]
     waiting = list(
         session.scalars(
             select(Task)

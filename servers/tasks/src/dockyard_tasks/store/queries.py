@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from datetime import date, datetime
 from typing import Any
 
@@ -30,8 +30,10 @@ from .history import iso
 from .schema import Dependency, Label, Project, Task, TaskCount
 
 __all__ = [
+    "Blockers",
     "ProjectDirectory",
     "TaskFilter",
+    "blockers",
     "find_project",
     "find_task",
     "list_projects",
@@ -56,10 +58,13 @@ class TaskFilter:
     due_before: date | None = None
     due_after: date | None = None
     parent: TaskRef | None = None
+    blocking: TaskRef | None = None  # only the tasks this task waits on (its blockers)
+    blocked_by: TaskRef | None = None  # only the tasks waiting on this task
     sort: str = "created"
 
     def digest(self) -> str:
-        raw = json.dumps(asdict(self), default=str, sort_keys=True)
+        # Not asdict(): it rebuilds tuples by their type, which a TaskRef (parent=, blocking=) refuses.
+        raw = json.dumps({f.name: getattr(self, f.name) for f in fields(self)}, default=str, sort_keys=True)
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
@@ -178,11 +183,46 @@ _OPEN_BLOCKERS = (
 )
 
 
-def open_blockers(session: Session | Connection, task_id: int) -> list[RelatedTask]:
+def open_blockers(session: Session | Connection, task_id: int, limit: int) -> list[RelatedTask]:
+    """The first ``limit`` open blockers of a task."""
     return [
         RelatedTask(id=format_task_id(key, number), title=title, status=status)
-        for key, number, title, status in session.execute(_OPEN_BLOCKERS, {"task_id": task_id})
+        for key, number, title, status in session.execute(_OPEN_BLOCKERS.limit(limit), {"task_id": task_id})
     ]
+
+
+@dataclass(frozen=True)
+class Blockers:
+    shown: list[RelatedTask]  # the first ``limit``, open ones first
+    total: int
+    open_total: int
+
+    def note(self, task_id: str) -> str | None:
+        if self.total <= len(self.shown):
+            return None
+        return (
+            f"Showing the first {len(self.shown)} of {self.total} blockers, open ones first "
+            f"({self.open_total} open); list_tasks blocking={task_id} lists all."
+        )
+
+
+def blockers(session: Session | Connection, task_id: int, *, limit: int) -> Blockers:
+    """A task's blockers, bounded: open ones first, then by id, with the totals."""
+    waits = select(Dependency.blocker_id).where(Dependency.task_id == task_id)
+    rows = session.execute(
+        select(Project.key, Task.number, Task.title, Task.status)
+        .join(Project, Project.id == Task.project_id)
+        .where(Task.id.in_(waits))
+        .order_by(case((Task.status.in_(OPEN), 0), else_=1), Task.id)
+        .limit(limit)
+    )
+    shown = [RelatedTask(id=format_task_id(k, n), title=t, status=st) for k, n, t, st in rows]
+    total, open_total = session.execute(
+        select(func.count(), func.count(case((Task.status.in_(OPEN), 1))))
+        .select_from(Task)
+        .where(Task.id.in_(waits))
+    ).one()
+    return Blockers(shown=shown, total=total, open_total=open_total)
 
 
 # -- projects ----------------------------------------------------------------------------------------
@@ -328,6 +368,16 @@ def _filtered(
         statement = statement.where(Task.due_date > query.due_after)
     if query.parent is not None:
         statement = statement.where(Task.parent_id == task_id_of(session, query.parent))
+    if query.blocking is not None:
+        waiting = task_id_of(session, query.blocking)
+        statement = statement.where(
+            exists().where(Dependency.task_id == waiting, Dependency.blocker_id == Task.id)
+        )
+    if query.blocked_by is not None:
+        blocker = task_id_of(session, query.blocked_by)
+        statement = statement.where(
+            exists().where(Dependency.blocker_id == blocker, Dependency.task_id == Task.id)
+        )
     return statement
 
 

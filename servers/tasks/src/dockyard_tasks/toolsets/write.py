@@ -218,7 +218,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
         Use when: one task cannot finish before another.
         Not for: subtasks (update_task parent=).
         Returns: the task's blockers, open_blockers, changed, version.
-        Limits: a dependency that would close a cycle is refused, naming the cycle.
+        Limits: a dependency that would close a cycle is refused, naming it; the first 50 blockers.
         """
         actor = actors.current()
         return await run_in_thread(lambda: store.add_dependency(task_id, blocked_by, actor=actor))
