@@ -186,6 +186,8 @@ def get_task(fetch: Fetch, ref: TaskRef, *, related_limit: int, history_limit: i
     note = "Showing " + "; ".join(cut) + "." if cut else None
     if cut and task.history_total > len(history):
         note += " changes_since gives the whole history."
+    if cut and task.comments_total > len(comments):
+        note += " export_project gives every comment."
     return TaskDetail(
         id=format_task_id(task.key, task.number),
         project=task.key,

@@ -1,7 +1,10 @@
 """Export a project as JSON and import it back, exactly, into the same or another database.
 
 The document holds what a person wrote and what happened: the project, each task with its fields,
-labels, parent, dependencies, comments and history (actors and times kept). Database ids and change-feed
+labels, parent, dependencies, comments and history (actors and times kept). An import records that
+history as its own entries (action ``imported``, by the importer, now), each carrying the document's
+claim as data, which the export gives back: a document can say anything, so it never speaks in the
+change feed in anyone else's name. Database ids and change-feed
 revisions are not in it: they belong to one database. Importing an export and exporting the result
 gives the same document, between SQLite and PostgreSQL too (a test checks both ways).
 """
