@@ -335,3 +335,18 @@ async def test_the_standup_prompt_fences_the_assignee_on_its_next_line(sqlite_ur
         assert "Next:" in text and "WEB-1" in text
         assert who in text
         assert who not in _FENCED.sub("", text), text
+
+
+async def test_delete_task_names_the_first_fifty_subtasks_it_detaches_and_counts_them_all(sqlite_url, era):
+    store = TaskStore(sqlite_url)
+    store.create_project("WEB", "Website", actor="ann")
+    store.create_tasks(
+        [TaskDraft(project="WEB", title="parent")]
+        + [TaskDraft(project="WEB", title=f"child {i}", parent="@0") for i in range(70)],
+        actor="ann",
+    )
+    store.close()
+    async with open_session(make_server(sqlite_url), era=era, elicit=ACCEPT) as session:
+        deleted = (await session.call_ok("delete_task", {"task_id": "WEB-1"})).data
+        assert deleted["detached_subtasks"] == [f"WEB-{n}" for n in range(2, 52)]
+        assert deleted["detached_total"] == 70 and "changes_since" in deleted["note"]

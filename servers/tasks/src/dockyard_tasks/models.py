@@ -187,8 +187,10 @@ class DependencyResult(BaseModel):
 class DeleteResult(BaseModel):
     deleted: str
     title: str = Field(description=DATA)
-    detached_subtasks: list[str]
+    detached_subtasks: list[str] = Field(description="the first 50 subtasks it had, now top-level tasks")
+    detached_total: int = 0
     removed_dependencies: int
+    note: str | None = None
 
 
 class NextTask(BaseModel):

@@ -531,6 +531,8 @@ def link(
 
 # -- deleting ------------------------------------------------------------------------------------------
 
+DETACHED_SHOWN = 50  # detached subtasks a delete's reply names
+
 
 def delete_task(session: Session, rec: Recorder, ref: TaskRef) -> DeleteResult:
     task, key = find_task(session, ref, lock=True)
@@ -574,11 +576,20 @@ def delete_task(session: Session, rec: Recorder, ref: TaskRef) -> DeleteResult:
     rec.task_deleted(key, task)
     session.flush()
     session.delete(task)
+    shown = [keys[s.id] for s in subtasks[:DETACHED_SHOWN]]
+    note = None
+    if len(subtasks) > len(shown):
+        note = (
+            f"Showing the first {len(shown)} of {len(subtasks)} detached subtasks; their history says "
+            f"'parent {ref} → none' (changes_since lists every one)."
+        )
     return DeleteResult(
         deleted=str(ref),
         title=task.title,
-        detached_subtasks=[keys[s.id] for s in subtasks],
+        detached_subtasks=shown,
+        detached_total=len(subtasks),
         removed_dependencies=removed or 0,
+        note=note,
     )
 
 
