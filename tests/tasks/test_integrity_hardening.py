@@ -350,3 +350,14 @@ async def test_delete_task_names_the_first_fifty_subtasks_it_detaches_and_counts
         deleted = (await session.call_ok("delete_task", {"task_id": "WEB-1"})).data
         assert deleted["detached_subtasks"] == [f"WEB-{n}" for n in range(2, 52)]
         assert deleted["detached_total"] == 70 and "changes_since" in deleted["note"]
+
+
+@pytest.mark.parametrize("version", [-(2**70), 0, 2**70])
+async def test_an_expected_version_out_of_range_is_never_an_internal_error(sqlite_url, era, version):
+    async with open_session(make_server(sqlite_url, demo=True), era=era) as session:
+        await session.call_ok("update_task", {"task_id": "TASK-1", "title": "a new title"})
+        text = await session.call_error(
+            "update_task", {"task_id": "TASK-1", "title": "x", "expected_version": version}
+        )
+        assert _error_kind(text) in ("invalid_argument", "conflict"), text
+        assert (await session.call_ok("get_task", {"task_id": "TASK-1"})).data["title"] == "a new title"

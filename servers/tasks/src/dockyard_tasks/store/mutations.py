@@ -339,6 +339,11 @@ def created_row(connection: Connection, task: TaskState, key: str) -> TaskRow:
 def _check_version(session: Session | Connection, task: Any, ref: TaskRef, expected: int | None) -> None:
     if expected is None or expected == task.version:
         return
+    if expected < 1:
+        raise InvalidArgument(
+            f"expected_version is {str(expected)[:20]}; versions start at 1.",
+            next_step="Read the task with get_task and pass the version it shows.",
+        )
     if expected > task.version:
         raise Conflict(
             f"{ref} is at version {task.version}; version {expected} does not exist.",
