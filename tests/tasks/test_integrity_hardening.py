@@ -299,8 +299,8 @@ async def test_a_chain_of_thousands_of_tasks_imports(sqlite_url, link):
         assert "cycle" in text and "LOOP-3000" in text, text[:300]
 
 
-async def test_the_parent_loop_check_follows_a_chain_past_ten_thousand_ancestors(sqlite_url):
-    store = TaskStore(sqlite_url)
+async def test_the_parent_loop_check_follows_a_chain_past_ten_thousand_ancestors(database_url):
+    store = TaskStore(database_url)
     store.create_project("DEEP", "Deep", actor="ann")
     total = 10_050
     for start in range(0, total, 100):
@@ -314,11 +314,16 @@ async def test_the_parent_loop_check_follows_a_chain_past_ten_thousand_ancestors
         ]
         store.create_tasks(drafts, actor="ann")
     store.close()
-    async with open_session(make_server(sqlite_url)) as session:
+    async with open_session(make_server(database_url)) as session:
         # DEEP-1 is the root, DEEP-10050 the deepest: the root under its own descendant would loop.
         text = await session.call_error("update_task", {"task_id": "DEEP-1", "parent": f"DEEP-{total}"})
         assert "loop" in text and _error_kind(text) == "conflict", text[:300]
         assert (await session.call_ok("get_task", {"task_id": "DEEP-1"})).data.get("parent") is None
+        # A move that closes no loop walks the 9,000 ancestors of its new parent and is made.
+        moved = (
+            await session.call_ok("update_task", {"task_id": f"DEEP-{total}", "parent": "DEEP-9000"})
+        ).data
+        assert moved["changed"] == ["parent"]
 
 
 # -- item 16: a prompt quotes stored values only inside the fence ---------------------------------------

@@ -6,7 +6,7 @@ two such changes in different transactions cannot each miss the other's new edge
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import Select, literal, select
 from sqlalchemy.orm import Session
 
 from .schema import Dependency, Feed, Task
@@ -45,24 +45,47 @@ def find_cycle(edges: dict[int, list[int]]) -> list[int] | None:
     return None
 
 
+_ANCESTORS_AT_ONCE = 1_000  # ancestors read per statement while walking up a parent chain
+
+
+def _ancestors_from(start: int) -> Select:
+    """``start`` and up to ``_ANCESTORS_AT_ONCE - 1`` of its ancestors, nearest first (the depth cap
+    also ends the walk should a loop ever be stored)."""
+    up = (
+        select(Task.id, Task.parent_id, literal(1).label("depth"))
+        .where(Task.id == start)
+        .cte("up", recursive=True)
+    )
+    up = up.union_all(
+        select(Task.id, Task.parent_id, (up.c.depth + 1).label("depth"))
+        .join(up, Task.id == up.c.parent_id)
+        .where(up.c.depth < _ANCESTORS_AT_ONCE)
+    )
+    return select(up.c.id, up.c.parent_id).order_by(up.c.depth)
+
+
 def parent_loop(session: Session, task: Task, parent: Task) -> list[int] | None:
     """The chain parent → … → task if making ``parent`` the parent of ``task`` would close a loop.
 
-    Walks the whole chain, however long (the stored chains have no loop, so it ends): an ancestor
-    given up on would have let a loop through."""
+    Walks the whole chain, however long (an ancestor given up on would let a loop through), a
+    thousand ancestors a statement."""
     if parent.id == task.id:
         return [parent.id, task.id]
     chain = [parent.id]
     seen = {parent.id}
     current = parent.parent_id
     while current is not None:
-        if current in seen:  # a loop already stored (never written by this server): stop, refuse
-            return [*chain, current]
-        chain.append(current)
-        seen.add(current)
-        if current == task.id:
-            return chain
-        current = session.scalar(select(Task.parent_id).where(Task.id == current))
+        rows = session.execute(_ancestors_from(current)).all()
+        if not rows:
+            return None  # a dangling parent id: the chain ends there
+        for node, next_parent in rows:
+            if node in seen:  # a loop already stored (never written by this server): refuse
+                return [*chain, node]
+            chain.append(node)
+            seen.add(node)
+            if node == task.id:
+                return chain
+            current = next_parent
     return None
 
 
