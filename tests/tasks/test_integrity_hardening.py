@@ -108,8 +108,8 @@ async def _export_pages(session, key: str) -> list[dict]:
             return pages
 
 
-async def test_a_task_bigger_than_a_page_is_exported_over_several_pages_and_imports_whole(sqlite_url, era):
-    store = TaskStore(sqlite_url)
+async def test_a_task_bigger_than_a_page_is_exported_over_several_pages_and_imports_whole(database_url, era):
+    store = TaskStore(database_url)
     store.create_project("WEB", "Website", actor="ann")
     store.create_tasks(
         [TaskDraft(project="WEB", title="small"), TaskDraft(project="WEB", title="big")], actor="ann"
@@ -118,7 +118,7 @@ async def test_a_task_bigger_than_a_page_is_exported_over_several_pages_and_impo
         store.add_comment("WEB-2", f"comment {number} " + "x" * 9_000, actor="bob")
     store.create_tasks([TaskDraft(project="WEB", title="after", blocked_by=["WEB-2"])], actor="ann")
     store.close()
-    async with open_session(make_server(sqlite_url), era=era) as session:
+    async with open_session(make_server(database_url), era=era) as session:
         pages = await _export_pages(session, "WEB")
         assert len(pages) >= 6
         for page in pages:

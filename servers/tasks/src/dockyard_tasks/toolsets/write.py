@@ -240,11 +240,11 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
         document: Annotated[dict[str, Any], Field(description="An export_project document.")],
         key: Annotated[str, Field(description="Import under this key instead.")] = "",
     ) -> ImportResult:
-        """Import a project from export_project's JSON, exactly as exported, in one transaction.
+        """Import a project from export_project's JSON in one transaction; history logged as yours.
 
         Use when: restoring or moving a project (between databases too).
         Not for: adding tasks to an existing project (create_tasks).
-        Returns: project; counts of tasks, comments, history entries, dependencies.
+        Returns: project; counts of tasks, comments, history, dependencies.
         Limits: a new key only; ≤ 5,000 tasks; all or nothing.
         """
         actor = actors.current()
