@@ -328,10 +328,11 @@ def _history_value(value: str | None, field: str) -> str | None:
     return None if value is None else check_text(value, field=field, limit=MAX_HISTORY_VALUE)
 
 
-def _imported_history(h: HistoryDoc, where: str) -> tuple[str | None, int | None, str]:
-    """What the document says happened, checked like any value: (its field, its version, the claim as
-    JSON). It is recorded as the importer's, at the time of the import (``imported``): the document's
-    actors and times are what it claims, kept as data, never the change feed's own who and when."""
+def _imported_history(h: HistoryDoc, where: str) -> tuple[str | None, str]:
+    """What the document says happened, checked like any value: (its field, the claim as JSON).
+
+    It is recorded as the importer's, at the time of the import (``imported``): the document's actors
+    and times are what it claims, kept as data, never the change feed's own who and when."""
     version = None if h.version is None else _in_range(h.version, 1, MAX_VERSION, f"{where}.version")
     field = check_text(h.field, field=f"{where}.field", limit=30) if h.field else None
     claim = {
@@ -343,7 +344,7 @@ def _imported_history(h: HistoryDoc, where: str) -> tuple[str | None, int | None
         "new": _history_value(h.new, f"{where}.new"),
         "version": version,
     }
-    return field, version, json.dumps(claim, ensure_ascii=False, separators=(",", ":"))
+    return field, json.dumps(claim, ensure_ascii=False, separators=(",", ":"))
 
 
 def import_document(
@@ -446,7 +447,7 @@ def import_document(
             counts["comments"] += 1
         rows = []
         for number, h in enumerate(item.history):
-            field, version, claim = _imported_history(h, f"{where}.history[{number}]")
+            field, claim = _imported_history(h, f"{where}.history[{number}]")
             rows.append(
                 dict(
                     at=rec.now,
@@ -454,7 +455,9 @@ def import_document(
                     project_key=target,
                     task_id=task.id,
                     task_number=task.number,
-                    task_version=version,
+                    # The task's version as imported: what it is at after this import (the version
+                    # the document claims for the entry is in the claim).
+                    task_version=task.version,
                     action=IMPORTED,
                     field=field,
                     old_value=None,
