@@ -46,9 +46,9 @@ def _task_with_blockers(url: str, blockers: int, done: int) -> None:
         store.close()
 
 
-async def test_get_task_and_task_resource_bound_the_blockers_and_say_how_to_list_them_all(sqlite_url, era):
-    _task_with_blockers(sqlite_url, blockers=70, done=30)
-    async with open_session(make_server(sqlite_url), era=era) as session:
+async def test_get_task_and_task_resource_bound_the_blockers_and_say_how_to_list_them_all(database_url, era):
+    _task_with_blockers(database_url, blockers=70, done=30)
+    async with open_session(make_server(database_url), era=era) as session:
         task = (await session.call_ok("get_task", {"task_id": "WEB-1"})).data
         resource = json.loads(await session.read_resource("task://WEB-1"))
         for shown in (task, resource):
