@@ -366,3 +366,13 @@ async def test_an_expected_version_out_of_range_is_never_an_internal_error(sqlit
         )
         assert _error_kind(text) in ("invalid_argument", "conflict"), text
         assert (await session.call_ok("get_task", {"task_id": "TASK-1"})).data["title"] == "a new title"
+
+
+async def test_a_dependency_closing_a_loop_around_a_long_chain_is_refused_naming_it(database_url):
+    async with open_session(make_server(database_url)) as session:
+        await session.call_ok("import_project", {"document": _chain_document("CH", 2_000, "blocked_by")})
+        # CH-2000 waits on CH-1999 … on CH-1: CH-1 waiting on CH-2000 would close a loop of 2,001.
+        text = await session.call_error("add_dependency", {"task_id": "CH-1", "blocked_by": "CH-2000"})
+        assert _error_kind(text) == "conflict" and "cycle (CH-1 → CH-2000 → CH-1999" in text, text[:300]
+        fine = (await session.call_ok("add_dependency", {"task_id": "CH-2000", "blocked_by": "CH-1"})).data
+        assert fine["changed"] is True
