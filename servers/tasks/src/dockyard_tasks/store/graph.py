@@ -90,35 +90,18 @@ def parent_loop(session: Session, task: Task, parent: Task) -> list[int] | None:
 
 
 def waits_on(session: Session, start: int, target: int) -> list[int] | None:
-    """The path start → … → target following "is blocked by" edges, if there is one.
-
-    One statement (a recursive CTE; UNION drops repeats, so it ends however the graph is shaped)
-    reads the edges of everything ``start`` waits on; the path is then found in memory. A chain of
-    thousands took one round trip per link, all under the graph lock."""
-    reach = (
-        select(Dependency.blocker_id.label("node"))
-        .where(Dependency.task_id == start)
-        .cte("reach", recursive=True)
-    )
-    reach = reach.union(select(Dependency.blocker_id).join(reach, Dependency.task_id == reach.c.node))
-    rows = session.execute(
-        select(Dependency.task_id, Dependency.blocker_id).where(
-            (Dependency.task_id == start) | Dependency.task_id.in_(select(reach.c.node))
-        )
-    ).all()
-    edges: dict[int, list[int]] = {}
-    for waiting, blocker in rows:
-        edges.setdefault(waiting, []).append(blocker)
+    """The path start → … → target following "is blocked by" edges, if there is one."""
     came_from: dict[int, int | None] = {start: None}
     frontier = [start]
     while frontier and target not in came_from:
-        following = []
-        for waiting in frontier:
-            for blocker in edges.get(waiting, ()):
-                if blocker not in came_from:
-                    came_from[blocker] = waiting
-                    following.append(blocker)
-        frontier = following
+        rows = session.execute(
+            select(Dependency.task_id, Dependency.blocker_id).where(Dependency.task_id.in_(frontier))
+        ).all()
+        frontier = []
+        for waiting, blocker in rows:
+            if blocker not in came_from:
+                came_from[blocker] = waiting
+                frontier.append(blocker)
     if target not in came_from:
         return None
     path, node = [], target
