@@ -6,7 +6,7 @@ Titles, descriptions, comments and names are other people's text: they are retur
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -130,9 +130,14 @@ class TaskDetail(BaseModel):
     created_at: str
     created_by: str
     updated_at: str
-    blocked_by: list[RelatedTask]
-    open_blockers: list[str] = Field(description="ids of blockers not yet done or cancelled")
-    blocks: list[RelatedTask]
+    blocked_by: list[RelatedTask] = Field(description="the first blockers, open ones first")
+    blocked_by_total: int = 0
+    open_blockers: list[str] = Field(
+        description="ids of the blockers shown that are not yet done or cancelled"
+    )
+    open_blockers_total: int = 0
+    blocks: list[RelatedTask] = Field(description="the first tasks this one blocks")
+    blocks_total: int = 0
     subtasks: list[RelatedTask]
     subtasks_total: int
     comments: list[CommentEntry] = Field(description="the latest comments, oldest first")
@@ -168,17 +173,24 @@ class CommentResult(BaseModel):
 
 class DependencyResult(BaseModel):
     task: str
-    blocked_by: list[RelatedTask]
-    open_blockers: list[str]
+    blocked_by: list[RelatedTask] = Field(description="the first blockers, open ones first")
+    blocked_by_total: int = 0
+    open_blockers: list[str] = Field(
+        description="ids of the blockers shown that are not yet done or cancelled"
+    )
+    open_blockers_total: int = 0
     changed: bool
     version: int
+    note: str | None = None
 
 
 class DeleteResult(BaseModel):
     deleted: str
     title: str = Field(description=DATA)
-    detached_subtasks: list[str]
+    detached_subtasks: list[str] = Field(description="the first 50 subtasks it had, now top-level tasks")
+    detached_total: int = 0
     removed_dependencies: int
+    note: str | None = None
 
 
 class NextTask(BaseModel):
@@ -269,6 +281,16 @@ class TaskDoc(_Strict):
     history: list[HistoryDoc] = []
 
 
+class TaskPartDoc(_Strict):
+    """The rest of a task too big for one export page: appended to the task of the same id."""
+
+    id: str
+    continues: Literal[True]
+    blocked_by: list[str] = []
+    comments: list[CommentDoc] = []
+    history: list[HistoryDoc] = []
+
+
 class ProjectDoc(_Strict):
     key: str
     name: str
@@ -281,4 +303,4 @@ class ProjectDoc(_Strict):
 class ExportDocument(_Strict):
     format: str
     project: ProjectDoc
-    tasks: list[TaskDoc]
+    tasks: list[TaskDoc | TaskPartDoc]

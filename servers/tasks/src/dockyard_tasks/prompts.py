@@ -1,7 +1,8 @@
 """Prompts: a standup report, planning a project from a goal, triage of overdue and blocked work.
 
-Each prompt carries the tracker's current data so the model starts from facts. Task titles and the goal
-are other people's text: they are fenced (``dockyard_shared.untrusted``) so they read as data.
+Each prompt carries the tracker's current data so the model starts from facts. Every stored value a prompt
+quotes (titles, assignees, the goal) is other people's text: it is fenced (``dockyard_shared.untrusted``)
+so it reads as data; only our own words and task ids stand outside a fence.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dockyard_shared.offload import run_in_thread
 from dockyard_shared.toolsets import prompt
 from dockyard_shared.untrusted import fence
 
-from .models import TaskRow
+from .models import NextTask, TaskRow
 from .rules import parse_project_key
 
 if TYPE_CHECKING:  # the store may open after initialize (opening.py); prompts read it in worker threads
@@ -36,6 +37,22 @@ def _lines(rows: list[TaskRow], source: str) -> str:
         for r in rows
     )
     return fence(listed, source)
+
+
+def _next(upcoming: NextTask) -> str:
+    """next_task's pick, built from its fields: its ``reason`` quotes the assignee, a stored value that
+    belongs inside the fence."""
+    if upcoming.task is None:
+        waiting = (
+            f"; {len(upcoming.skipped_blocked)} wait on open blockers" if upcoming.skipped_blocked else ""
+        )
+        return f"(none: no todo task is free to start{waiting})"
+    text = "the highest-priority todo task with no open blocker:\n" + _lines(
+        [upcoming.task], "title of the next task"
+    )
+    if upcoming.skipped_blocked:
+        text += f"\nSkipped, waiting on open blockers: {', '.join(upcoming.skipped_blocked)}"
+    return text
 
 
 def register(server: FastMCP, store: TaskStore) -> None:
@@ -60,7 +77,7 @@ def register(server: FastMCP, store: TaskStore) -> None:
                 f"Done:\n{_lines(done[:10], 'titles of done tasks')}\n\n"
                 f"In progress:\n{_lines(doing, 'titles of tasks in progress')}\n\n"
                 f"Blocked:\n{_lines(blocked, 'titles of blocked tasks')}\n\n"
-                f"Next: {upcoming.reason}\n\n"
+                f"Next: {_next(upcoming)}\n\n"
                 "Three sections — Yesterday, Today, Blockers — one line per task with its id. Use get_task "
                 "for detail; for blockers, say who or what each waits on (open_blockers)."
             )

@@ -105,7 +105,7 @@ def register(server: FastMCP, store: TaskStore) -> None:
         value = typed[:40]
         if argument in ("key", "project"):
             return await run_in_thread(lambda: store.project_keys(value))
-        if argument in ("task_id", "blocked_by", "parent"):
+        if argument in ("task_id", "blocked_by", "blocking", "parent"):
             return await run_in_thread(lambda: store.task_ids(value))
         if argument == "assignee":
             return await run_in_thread(lambda: store.assignees(value))

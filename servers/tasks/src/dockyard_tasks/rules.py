@@ -51,6 +51,7 @@ MAX_NAME = 100  # project names, assignees, actors
 MAX_LABEL = 40
 MAX_LABELS = 20
 MAX_SEARCH = 200
+MAX_TASK_NUMBER = 999_999_999  # task ids have at most nine digits (parse_task_id)
 
 _KEY = re.compile(r"^[A-Z][A-Z0-9]{1,9}$")
 _TASK_ID = re.compile(r"^\s*([A-Za-z][A-Za-z0-9]{1,9})-(\d{1,9})\s*$")

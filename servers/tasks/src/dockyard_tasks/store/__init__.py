@@ -44,7 +44,7 @@ from ..models import (
     UpdateResult,
 )
 from ..rules import TaskRef, check_name, format_task_id, parse_project_key, parse_task_id
-from . import detail, feed, mutations, queries, summary, transfer
+from . import detail, feed, links, mutations, queries, summary, transfer
 from .engine import WRITE, connect_without_waiting, is_postgres, make_engine, shown_url
 from .history import Announce, ChangeEvent, Recorder
 from .migrate import migrate
@@ -67,7 +67,7 @@ class StoreLimits:
     page_max: int = 200
     page_chars: int = 60_000  # JSON characters per page of tasks or changes (~15,000 tokens)
     batch_max: int = 100  # tasks per create_tasks call
-    related: int = 50  # subtasks and blocked tasks shown by get_task
+    related: int = 50  # subtasks, blockers and blocked tasks shown by get_task and add_dependency
     history: int = 20  # comments and changes shown by get_task
     projects: int = 200
     summary_groups: int = 50  # assignees and projects shown in a summary
@@ -465,22 +465,22 @@ class TaskStore:
     def add_comment(self, task_id: str, body: str, *, actor: str) -> CommentResult:
         ref = parse_task_id(task_id)
         with self._writing(actor) as (s, rec):
-            return mutations.add_comment(s, rec, ref, body)
+            return links.add_comment(s, rec, ref, body)
 
     def add_dependency(self, task_id: str, blocked_by: str, *, actor: str) -> DependencyResult:
         ref, blocker = parse_task_id(task_id), parse_task_id(blocked_by)
         with self._writing(actor) as (s, rec):
-            return mutations.link(s, rec, ref, blocker, add=True)
+            return links.link(s, rec, ref, blocker, add=True, limit=self.limits.related)
 
     def remove_dependency(self, task_id: str, blocked_by: str, *, actor: str) -> DependencyResult:
         ref, blocker = parse_task_id(task_id), parse_task_id(blocked_by)
         with self._writing(actor) as (s, rec):
-            return mutations.link(s, rec, ref, blocker, add=False)
+            return links.link(s, rec, ref, blocker, add=False, limit=self.limits.related)
 
     def delete_task(self, task_id: str, *, actor: str) -> DeleteResult:
         ref = parse_task_id(task_id)
         with self._writing(actor) as (s, rec):
-            return mutations.delete_task(s, rec, ref)
+            return links.delete_task(s, rec, ref)
 
     def import_project(self, document: object, *, actor: str, key: str | None = None) -> ImportResult:
         with self._writing(actor) as (s, rec):

@@ -34,6 +34,11 @@ def parse_feed_cursor(cursor: str | None) -> tuple[int, int]:
         ) from None
     if parsed[0] < 0 or parsed[1] < 0:
         raise InvalidArgument("A changes_since cursor is never negative.")
+    if parsed[0] >= 2**63 or parsed[1] > 2**62:  # past any revision a database can hold
+        raise InvalidArgument(
+            f"{cursor[:40]!r} is past every change: a revision is below 2^63.",
+            next_step="Pass next_cursor from the previous changes_since reply, a summary's revision, or nothing.",
+        )
     return parsed
 
 

@@ -141,8 +141,8 @@ class Recorder:
         self._add(key, task, "deleted", old=task.title)
 
     def imported(self, rows: Iterable[dict[str, Any]]) -> None:
-        """History carried over from an export, written as it was (it keeps its own actors and times):
-        each row a dict of every activity column but ``id`` and ``revision``."""
+        """History carried over from an export (transfer.py makes each row the importer's, action
+        ``imported``): each row a dict of every activity column but ``id`` and ``revision``."""
         self.rows.extend(rows)
 
     def finish(self, *, postgres: bool = False, announce: Announce | None = None) -> ChangeEvent:

@@ -1,4 +1,5 @@
-"""Writes: create, change, comment, link and delete — each inside the caller's one transaction.
+"""Writes: create and change tasks — each inside the caller's one transaction (comments, links and
+deletes: links.py).
 
 Concurrency rules (see engine.py for how transactions start):
 
@@ -22,10 +23,10 @@ from sqlalchemy.orm import Session, aliased
 from dockyard_shared import Conflict, InvalidArgument
 
 from ..drafts import TaskChanges, TaskDraft, ValidDraft, validate_draft
-from ..models import CommentEntry, CommentResult, DeleteResult, DependencyResult, ProjectInfo, TaskRow
+from ..models import ProjectInfo, TaskRow
 from ..rules import (
-    MAX_COMMENT,
     MAX_DESCRIPTION,
+    MAX_TASK_NUMBER,
     MAX_TITLE,
     TaskRef,
     check_labels,
@@ -41,21 +42,13 @@ from ..rules import (
     priority_rank,
     task_not_found,
 )
-from .graph import find_cycle, lock_graph, parent_loop, waits_on
+from .graph import find_cycle, lock_graph, parent_loop
 from .history import Recorder, changes_after_version, describe_changes, iso
-from .queries import find_task, open_blockers, project_id_of, related, task_ids
-from .schema import Comment, Dependency, Label, Project, Task
+from .queries import project_id_of, task_ids
+from .relations import open_blockers
+from .schema import Dependency, Label, Project, Task
 
-__all__ = [
-    "add_comment",
-    "create_project",
-    "create_tasks",
-    "created_row",
-    "delete_task",
-    "link",
-    "task_row",
-    "update_task",
-]
+__all__ = ["create_project", "create_tasks", "created_row", "task_row", "update_task"]
 
 
 @dataclass
@@ -246,6 +239,12 @@ def create_tasks(
         taken = connection.execute(_NEXT_NUMBERS, {"project_key": key, "count": count}).one_or_none()
         if taken is None:
             project_id_of(connection, key)  # raises NotFound, with suggestions
+        if taken.next_number - 1 > MAX_TASK_NUMBER:  # a longer number would be no task id (rules.py)
+            raise Conflict(
+                f"Project {key} has used every task number up to {MAX_TASK_NUMBER:,} (a task id has at most "
+                "nine digits); nothing was created.",
+                next_step="Create the task in another project.",
+            )
         project_ids[key], numbers[key] = taken.id, taken.next_number - count
     existing: dict[TaskRef, Any] = {}
     for v in valid:
@@ -331,6 +330,11 @@ def created_row(connection: Connection, task: TaskState, key: str) -> TaskRow:
 def _check_version(session: Session | Connection, task: Any, ref: TaskRef, expected: int | None) -> None:
     if expected is None or expected == task.version:
         return
+    if expected < 1:
+        raise InvalidArgument(
+            f"expected_version is {str(expected)[:20]}; versions start at 1.",
+            next_step="Read the task with get_task and pass the version it shows.",
+        )
     if expected > task.version:
         raise Conflict(
             f"{ref} is at version {task.version}; version {expected} does not exist.",
@@ -434,9 +438,11 @@ def update_task(
         status = check_status(changes.status)
         check_transition(str(ref), current["status"], status)
         if status == "done" and status != current["status"] and not force:
-            blockers = open_blockers(connection, task.id)
+            blockers = open_blockers(connection, task.id, 11)
             if blockers:
                 listed = ", ".join(f"{b.id} ({b.status})" for b in blockers[:10])
+                if len(blockers) > 10:
+                    listed += f", … (list_tasks blocking={ref} lists all)"
                 raise Conflict(
                     f"{ref} has open blockers: {listed}.",
                     next_step="Finish or cancel those first, or pass force=true to close it anyway.",
@@ -453,110 +459,3 @@ def update_task(
         for name, old, new in changed:
             rec.task_changed(key, task, name, old, new)
     return task_row(task, key), [name for name, _, _ in changed]
-
-
-# -- comments and dependencies -------------------------------------------------------------------------
-
-
-def add_comment(session: Session, rec: Recorder, ref: TaskRef, body: str) -> CommentResult:
-    body = check_text(body, field="comment", limit=MAX_COMMENT, required=True)
-    task, key = find_task(session, ref)
-    comment = Comment(task_id=task.id, author=rec.actor, body=body, created_at=rec.now)
-    session.add(comment)
-    session.flush()
-    rec.commented(key, task, body)
-    total = session.scalar(select(func.count()).where(Comment.task_id == task.id))
-    return CommentResult(
-        task=str(ref),
-        comment=CommentEntry(id=comment.id, author=rec.actor, body=body, created_at=iso(rec.now) or ""),
-        comments_total=total or 0,
-    )
-
-
-def _blocked_by(session: Session, task: Task) -> list:
-    return related(session, Task.id.in_(select(Dependency.blocker_id).where(Dependency.task_id == task.id)))
-
-
-def link(
-    session: Session, rec: Recorder, ref: TaskRef, blocker_ref: TaskRef, *, add: bool
-) -> DependencyResult:
-    task, key = find_task(session, ref, lock=True)
-    blocker, _ = find_task(session, blocker_ref)
-    if blocker.id == task.id:
-        raise InvalidArgument(f"{ref} cannot be blocked by itself.", next_step="Name another task.")
-    exists_now = session.get(Dependency, (task.id, blocker.id)) is not None
-    changed = False
-    if add and not exists_now:
-        lock_graph(session)
-        path = waits_on(session, blocker.id, task.id)
-        if path:
-            names = task_ids(session, path)
-            loop = " → ".join(names[i] for i in [task.id, *path])
-            raise Conflict(
-                f"{ref} cannot wait on {blocker_ref}: {blocker_ref} already waits on {ref}, so this would "
-                f"make a cycle ({loop}; → means 'is blocked by').",
-                next_step=f"Remove one of those dependencies first (remove_dependency), or leave {ref} as it is.",
-            )
-        session.add(Dependency(task_id=task.id, blocker_id=blocker.id))
-        changed = True
-    elif not add and exists_now:
-        session.execute(
-            delete(Dependency).where(Dependency.task_id == task.id, Dependency.blocker_id == blocker.id)
-        )
-        changed = True
-    if changed:
-        task.version += 1
-        task.updated_at = rec.now
-        rec.linked(key, task, str(blocker_ref), added=add)
-    session.flush()
-    blocked_by = _blocked_by(session, task)
-    return DependencyResult(
-        task=str(ref),
-        blocked_by=blocked_by,
-        open_blockers=[b.id for b in blocked_by if b.status in ("todo", "in_progress", "blocked")],
-        changed=changed,
-        version=task.version,
-    )
-
-
-# -- deleting ------------------------------------------------------------------------------------------
-
-
-def delete_task(session: Session, rec: Recorder, ref: TaskRef) -> DeleteResult:
-    task, key = find_task(session, ref, lock=True)
-    subtasks = list(session.scalars(select(Task).where(Task.parent_id == task.id).order_by(Task.id)))
-    waiting = list(
-        session.scalars(
-            select(Task)
-            .where(Task.id.in_(select(Dependency.task_id).where(Dependency.blocker_id == task.id)))
-            .order_by(Task.id)
-        )
-    )
-    removed = session.scalar(
-        select(func.count())
-        .select_from(Dependency)
-        .where((Dependency.task_id == task.id) | (Dependency.blocker_id == task.id))
-    )
-    keys = task_ids(session, [t.id for t in [*subtasks, *waiting]])
-    # Each task that loses its parent or a blocker changes once: one version step, history for each.
-    for other in {t.id: t for t in [*subtasks, *waiting]}.values():
-        other.version += 1
-        other.updated_at = rec.now
-    for sub in subtasks:
-        sub.parent_id = None
-        rec.task_changed(_key_of(keys[sub.id]), sub, "parent", str(ref), None)
-    for other in waiting:
-        rec.linked(_key_of(keys[other.id]), other, str(ref), added=False)
-    rec.task_deleted(key, task)
-    session.flush()
-    session.delete(task)
-    return DeleteResult(
-        deleted=str(ref),
-        title=task.title,
-        detached_subtasks=[keys[s.id] for s in subtasks],
-        removed_dependencies=removed or 0,
-    )
-
-
-def _key_of(task_id: str) -> str:
-    return task_id.rsplit("-", 1)[0]

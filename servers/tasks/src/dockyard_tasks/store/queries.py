@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from datetime import date, datetime
 from typing import Any
 
@@ -21,7 +21,6 @@ from ..models import (
     NextTask,
     ProjectInfo,
     ProjectList,
-    RelatedTask,
     TaskPage,
     TaskRow,
 )
@@ -56,10 +55,13 @@ class TaskFilter:
     due_before: date | None = None
     due_after: date | None = None
     parent: TaskRef | None = None
+    blocking: TaskRef | None = None  # only the tasks this task waits on (its blockers)
+    blocked_by: TaskRef | None = None  # only the tasks waiting on this task
     sort: str = "created"
 
     def digest(self) -> str:
-        raw = json.dumps(asdict(self), default=str, sort_keys=True)
+        # Not asdict(): it rebuilds tuples by their type, which a TaskRef (parent=, blocking=) refuses.
+        raw = json.dumps({f.name: getattr(self, f.name) for f in fields(self)}, default=str, sort_keys=True)
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
@@ -150,39 +152,6 @@ def project_keys_of(session: Session | Connection, project_ids: set[int]) -> dic
     if not project_ids:
         return {}
     return dict(session.execute(select(Project.id, Project.key).where(Project.id.in_(project_ids))).all())
-
-
-def related(session: Session, condition: Any, *, limit: int | None = None) -> list[RelatedTask]:
-    statement = (
-        select(Project.key, Task.number, Task.title, Task.status)
-        .join(Project, Project.id == Task.project_id)
-        .where(condition)
-        .order_by(Task.id)
-    )
-    if limit is not None:
-        statement = statement.limit(limit)
-    return [
-        RelatedTask(id=format_task_id(key, number), title=title, status=status)
-        for key, number, title, status in session.execute(statement)
-    ]
-
-
-_OPEN_BLOCKERS = (
-    select(Project.key, Task.number, Task.title, Task.status)
-    .join(Project, Project.id == Task.project_id)
-    .where(
-        Task.id.in_(select(Dependency.blocker_id).where(Dependency.task_id == bindparam("task_id"))),
-        Task.status.in_(OPEN),
-    )
-    .order_by(Task.id)
-)
-
-
-def open_blockers(session: Session | Connection, task_id: int) -> list[RelatedTask]:
-    return [
-        RelatedTask(id=format_task_id(key, number), title=title, status=status)
-        for key, number, title, status in session.execute(_OPEN_BLOCKERS, {"task_id": task_id})
-    ]
 
 
 # -- projects ----------------------------------------------------------------------------------------
@@ -328,6 +297,16 @@ def _filtered(
         statement = statement.where(Task.due_date > query.due_after)
     if query.parent is not None:
         statement = statement.where(Task.parent_id == task_id_of(session, query.parent))
+    if query.blocking is not None:
+        waiting = task_id_of(session, query.blocking)
+        statement = statement.where(
+            exists().where(Dependency.task_id == waiting, Dependency.blocker_id == Task.id)
+        )
+    if query.blocked_by is not None:
+        blocker = task_id_of(session, query.blocked_by)
+        statement = statement.where(
+            exists().where(Dependency.blocker_id == blocker, Dependency.task_id == Task.id)
+        )
     return statement
 
 

@@ -1,13 +1,18 @@
 """Export a project as JSON and import it back, exactly, into the same or another database.
 
 The document holds what a person wrote and what happened: the project, each task with its fields,
-labels, parent, dependencies, comments and history (actors and times kept). Database ids and change-feed
+labels, parent, dependencies, comments and history (actors and times kept). An import records that
+history as its own entries (action ``imported``, by the importer, now), each carrying the document's
+claim as data, which the export gives back: a document can say anything, so it never speaks in the
+change feed in anyone else's name. Database ids and change-feed
 revisions are not in it: they belong to one database. Importing an export and exporting the result
 gives the same document, between SQLite and PostgreSQL too (a test checks both ways).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,10 +22,11 @@ from sqlalchemy.orm import Session
 
 from dockyard_shared import Conflict, InvalidArgument, decode_cursor, encode_cursor, json_size
 
-from ..models import ExportDocument, ImportResult, ProjectExport, TaskDoc
+from ..models import ExportDocument, HistoryDoc, ImportResult, ProjectExport, TaskDoc
 from ..rules import (
     MAX_COMMENT,
     MAX_DESCRIPTION,
+    MAX_TASK_NUMBER,
     MAX_TITLE,
     check_labels,
     check_name,
@@ -38,25 +44,93 @@ from .history import Recorder, iso
 from .queries import find_project, find_task
 from .schema import Activity, Comment, Dependency, Label, Project, Task
 
-__all__ = ["FORMAT", "export_page", "import_document"]
+__all__ = ["FORMAT", "IMPORTED", "export_page", "import_document"]
 
 FORMAT = "dockyard-tasks/1"
+MAX_VERSION = 2_000_000_000  # a version is a 32-bit integer column
+MAX_HISTORY_VALUE = 2 * MAX_DESCRIPTION  # an old or new value: a description, or labels, a title…
 
 
 def _moment(value: str, field: str) -> datetime:
     try:
         parsed = datetime.fromisoformat(value)
-    except ValueError:
+        # Stored as naive UTC, like every time in this schema.
+        return parsed.astimezone(UTC).replace(tzinfo=None) if parsed.tzinfo is not None else parsed
+    except (ValueError, OverflowError):  # OverflowError: a time at the very edge of the calendar
         raise InvalidArgument(f"{field} {value[:40]!r} is not an ISO 8601 time.") from None
-    # Stored as naive UTC, like every time in this schema.
-    return parsed.astimezone(UTC).replace(tzinfo=None) if parsed.tzinfo is not None else parsed
 
 
-def _task_doc(session: Session, task: Task, key: str, refs: dict[int, str]) -> dict[str, Any]:
+# The lists of a task that an export page may split: a task too big for one page is continued on the
+# next ones by parts ``{"id": …, "continues": true, "blocked_by": […], "comments": […], "history": […]}``
+# that import appends to the task of that id.
+_PARTS = ("blocked_by", "comments", "history")
+_CHUNK = 100  # comments or history entries read at a time
+
+IMPORTED = "imported"  # the action of a history entry carried in by import_project (see _claimed)
+
+
+def _history_doc(h: Activity) -> dict[str, Any]:
+    claimed = _claimed(h)
+    if claimed is not None:
+        return claimed
+    return {
+        "at": iso(h.at),
+        "actor": h.actor,
+        "action": h.action,
+        "field": h.field,
+        "old": h.old_value,
+        "new": h.new_value,
+        "version": h.task_version,
+    }
+
+
+def _claimed(h: Activity) -> dict[str, Any] | None:
+    """The entry an import carried in, as its document claimed it (kept, as data, in the new value)."""
+    if h.action != IMPORTED or not h.new_value:
+        return None
+    try:
+        claimed = json.loads(h.new_value)
+    except ValueError:
+        return None
+    return claimed if isinstance(claimed, dict) else None
+
+
+def _items(session: Session, task: Task, part: str, offset: int) -> Iterator[Any]:
+    """One list of a task from ``offset`` on, in export order, read a chunk at a time."""
+    if part == "blocked_by":
+        rows = session.execute(
+            select(Project.key, Task.number)
+            .join(Project, Project.id == Task.project_id)
+            .where(Task.id.in_(select(Dependency.blocker_id).where(Dependency.task_id == task.id)))
+        )
+        yield from sorted(format_task_id(key, number) for key, number in rows)[offset:]
+        return
+    while True:
+        if part == "comments":
+            chunk = session.scalars(
+                select(Comment)
+                .where(Comment.task_id == task.id)
+                .order_by(Comment.id)
+                .offset(offset)
+                .limit(_CHUNK)
+            ).all()
+            yield from ({"author": c.author, "body": c.body, "created_at": iso(c.created_at)} for c in chunk)
+        else:
+            chunk = session.scalars(
+                select(Activity)
+                .where(Activity.task_id == task.id)
+                .order_by(Activity.id)
+                .offset(offset)
+                .limit(_CHUNK)
+            ).all()
+            yield from (_history_doc(h) for h in chunk)
+        if len(chunk) < _CHUNK:
+            return
+        offset += len(chunk)
+
+
+def _task_fields(session: Session, task: Task, key: str, refs: dict[int, str]) -> dict[str, Any]:
     labels = session.scalars(select(Label.label).where(Label.task_id == task.id).order_by(Label.label)).all()
-    blockers = session.scalars(select(Dependency.blocker_id).where(Dependency.task_id == task.id)).all()
-    comments = session.scalars(select(Comment).where(Comment.task_id == task.id).order_by(Comment.id)).all()
-    history = session.scalars(select(Activity).where(Activity.task_id == task.id).order_by(Activity.id)).all()
     return TaskDoc(
         id=format_task_id(key, task.number),
         title=task.title,
@@ -67,25 +141,54 @@ def _task_doc(session: Session, task: Task, key: str, refs: dict[int, str]) -> d
         due=task.due_date.isoformat() if task.due_date else None,
         labels=list(labels),
         parent=refs.get(task.parent_id) if task.parent_id else None,
-        blocked_by=sorted((refs[b] for b in blockers), key=_ref_order),
         created_at=iso(task.created_at) or "",
         created_by=task.created_by,
         updated_at=iso(task.updated_at) or "",
         version=task.version,
-        comments=[{"author": c.author, "body": c.body, "created_at": iso(c.created_at)} for c in comments],
-        history=[
-            {
-                "at": iso(h.at),
-                "actor": h.actor,
-                "action": h.action,
-                "field": h.field,
-                "old": h.old_value,
-                "new": h.new_value,
-                "version": h.task_version,
-            }
-            for h in history
-        ],
     ).model_dump()
+
+
+def _task_piece(
+    session: Session,
+    task: Task,
+    key: str,
+    refs: dict[int, str],
+    offsets: list[int] | None,
+    room: int,
+    *,
+    first: bool,
+) -> tuple[dict[str, Any] | None, int, list[int] | None]:
+    """As much of a task as fits in ``room`` characters: (the piece or None, its size, where to go on
+    next time or None when the task is complete). ``offsets`` continue a task a previous page began.
+    A page's first piece always holds something (the task's fields, or one entry): that is how a page
+    makes progress; an entry is never split."""
+    if offsets is None:
+        piece = _task_fields(session, task, key, refs)
+        offsets = [0, 0, 0]
+        used = json_size(piece)
+        if used > room and not first:
+            return None, 0, None
+        holds_something = True
+    else:
+        piece = {
+            "id": format_task_id(key, task.number),
+            "continues": True,
+            "blocked_by": [],
+            "comments": [],
+            "history": [],
+        }
+        used = json_size(piece)
+        holds_something = False
+    for index, part in enumerate(_PARTS):
+        for item in _items(session, task, part, offsets[index]):
+            size = json_size(item) + 1  # and its comma
+            if holds_something and used + size > room:
+                return piece, used, offsets
+            piece[part].append(item)
+            offsets[index] += 1
+            used += size
+            holds_something = True
+    return piece, used, None
 
 
 def _ref_order(task_id: str) -> tuple[str, int]:
@@ -94,11 +197,8 @@ def _ref_order(task_id: str) -> tuple[str, int]:
 
 
 def _refs_of(session: Session, tasks: list[Task]) -> dict[int, str]:
-    """Human ids of every task these tasks point at (parents and blockers, in any project)."""
+    """Human ids of the parents of these tasks (in any project)."""
     wanted = {t.parent_id for t in tasks if t.parent_id}
-    wanted |= set(
-        session.scalars(select(Dependency.blocker_id).where(Dependency.task_id.in_([t.id for t in tasks])))
-    )
     if not wanted:
         return {}
     rows = session.execute(
@@ -112,8 +212,10 @@ def _refs_of(session: Session, tasks: list[Task]) -> dict[int, str]:
 def export_page(
     session: Session, key: str, cursor: str | None, *, max_tasks: int, max_chars: int
 ) -> ProjectExport:
+    """Up to ``max_tasks`` tasks and ~``max_chars`` characters; a task bigger than that goes on over the
+    next pages, as parts (see _PARTS)."""
     project = find_project(session, key)
-    after = 0
+    after, resume, offsets = 0, None, None
     if cursor:
         state = decode_cursor(cursor, tool="export_project")
         if state.get("p") != project.key:
@@ -122,6 +224,8 @@ def export_page(
                 next_step="Pass the cursor with the project it came from, or drop it to start again.",
             )
         after = int(state.get("n", 0))
+        if "t" in state:  # a task begun on the previous page
+            resume, offsets = int(state["t"]), [int(o) for o in state["o"]]
     tasks = list(
         session.scalars(
             select(Task)
@@ -133,22 +237,32 @@ def export_page(
     refs = _refs_of(session, tasks[:max_tasks])
     documents: list[dict[str, Any]] = []
     used = 0
+    next_state: dict[str, Any] | None = None
     for task in tasks[:max_tasks]:
-        document = _task_doc(session, task, project.key, refs)
-        size = json_size(document)
-        if documents and used + size > max_chars:
+        begun = offsets if task.number == resume else None
+        piece, size, rest = _task_piece(
+            session, task, project.key, refs, begun, max_chars - used, first=not documents
+        )
+        if piece is None:
+            next_state = {"p": project.key, "n": after}
             break
-        documents.append(document)
+        documents.append(piece)
         used += size
-    more = len(tasks) > len(documents)
+        if rest is not None:
+            next_state = {"p": project.key, "n": after, "t": task.number, "o": rest}
+            break
+        after = task.number
+    else:
+        if len(tasks) > max_tasks:
+            next_state = {"p": project.key, "n": after}
     next_cursor = None
     note = None
-    if more:
-        last = _ref_order(documents[-1]["id"])[1]
-        next_cursor = encode_cursor({"p": project.key, "n": last})
+    if next_state is not None:
+        next_cursor = encode_cursor(next_state)
         note = (
-            f"Page of {len(documents)} tasks: call export_project again with next_cursor for the rest; the "
-            "whole export is this project header with every page's tasks in order."
+            f"Page of {len(documents)} task entries: call export_project again with next_cursor for the "
+            "rest; the whole export is this project header with every page's tasks in order (a task too "
+            'big for one page goes on in entries marked "continues": true; import_project reads them as is).'
         )
     header = {
         "key": project.key,
@@ -161,7 +275,8 @@ def export_page(
     return ProjectExport(format=FORMAT, project=header, tasks=documents, next_cursor=next_cursor, note=note)
 
 
-def _parsed(document: object, max_tasks: int) -> ExportDocument:
+def _parsed(document: object, max_tasks: int) -> tuple[ExportDocument, list[TaskDoc]]:
+    """The document, and its tasks with every continuation part appended to its task."""
     if not isinstance(document, dict):
         raise InvalidArgument("The document must be a JSON object as export_project returns it.")
     if document.get("format") != FORMAT:
@@ -170,12 +285,14 @@ def _parsed(document: object, max_tasks: int) -> ExportDocument:
             next_step="Pass a document written by export_project.",
         )
     tasks = document.get("tasks")
-    if isinstance(tasks, list) and len(tasks) > max_tasks:
-        raise InvalidArgument(
-            f"The document holds {len(tasks):,} tasks; one import takes at most {max_tasks:,}."
-        )
+    if isinstance(tasks, list):
+        count = sum(1 for t in tasks if not (isinstance(t, dict) and t.get("continues")))
+        if count > max_tasks:
+            raise InvalidArgument(
+                f"The document holds {count:,} tasks; one import takes at most {max_tasks:,}."
+            )
     try:
-        return ExportDocument.model_validate(
+        doc = ExportDocument.model_validate(
             {k: v for k, v in document.items() if k not in ("next_cursor", "note")}
         )
     except ValidationError as error:
@@ -183,13 +300,58 @@ def _parsed(document: object, max_tasks: int) -> ExportDocument:
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors(include_url=False)[:5]
         )
         raise InvalidArgument(f"The document is not a valid export: {problems}.") from None
+    merged: list[TaskDoc] = []
+    for index, item in enumerate(doc.tasks):
+        if isinstance(item, TaskDoc):
+            merged.append(item.model_copy(deep=True))
+            continue
+        if not merged or merged[-1].id != item.id:
+            raise InvalidArgument(
+                f"tasks[{index}] continues {item.id[:40]}, which is not the task just before it.",
+                next_step="Concatenate the export's pages' tasks in the order they came.",
+            )
+        for part in ("blocked_by", "comments", "history"):
+            getattr(merged[-1], part).extend(getattr(item, part))
+    return doc, merged
+
+
+def _in_range(value: int, low: int, high: int, field: str) -> int:
+    if not low <= value <= high:
+        raise InvalidArgument(
+            f"{field} is {value}; it must be from {low:,} to {high:,}.",
+            next_step="Pass the value export_project wrote.",
+        )
+    return value
+
+
+def _history_value(value: str | None, field: str) -> str | None:
+    return None if value is None else check_text(value, field=field, limit=MAX_HISTORY_VALUE)
+
+
+def _imported_history(h: HistoryDoc, where: str) -> tuple[str | None, str]:
+    """What the document says happened, checked like any value: (its field, the claim as JSON).
+
+    It is recorded as the importer's, at the time of the import (``imported``): the document's actors
+    and times are what it claims, kept as data, never the change feed's own who and when."""
+    version = None if h.version is None else _in_range(h.version, 1, MAX_VERSION, f"{where}.version")
+    field = check_text(h.field, field=f"{where}.field", limit=30) if h.field else None
+    claim = {
+        "at": iso(_moment(h.at, f"{where}.at")),
+        "actor": check_name(h.actor, field=f"{where}.actor"),
+        "action": check_text(h.action, field=f"{where}.action", limit=30, required=True),
+        "field": field,
+        "old": _history_value(h.old, f"{where}.old"),
+        "new": _history_value(h.new, f"{where}.new"),
+        "version": version,
+    }
+    return field, json.dumps(claim, ensure_ascii=False, separators=(",", ":"))
 
 
 def import_document(
     session: Session, rec: Recorder, document: object, *, key: str | None, max_tasks: int
 ) -> ImportResult:
     """Create the project and everything in it, or nothing (the caller's one transaction)."""
-    doc = _parsed(document, max_tasks)
+    doc, items = _parsed(document, max_tasks)
     source = parse_project_key(doc.project.key)
     target = parse_project_key(key) if key else source
     if session.scalar(select(Project.id).where(Project.key == target)) is not None:
@@ -203,7 +365,7 @@ def import_document(
         return format_task_id(target if ref.key == source else ref.key, ref.number)
 
     numbers: dict[str, int] = {}
-    for index, task in enumerate(doc.tasks):
+    for index, task in enumerate(items):
         ref = parse_task_id(task.id)
         if ref.key != source:
             raise InvalidArgument(f"tasks[{index}] {task.id} is not in project {source}.")
@@ -214,14 +376,19 @@ def import_document(
         key=target,
         name=check_name(doc.project.name, field="project name"),
         description=check_text(doc.project.description, field="project description", limit=MAX_DESCRIPTION),
-        next_number=max([doc.project.next_number, *(n + 1 for n in numbers.values())]),
+        next_number=max(
+            [
+                _in_range(doc.project.next_number, 1, MAX_TASK_NUMBER, "project.next_number"),
+                *(n + 1 for n in numbers.values()),
+            ]
+        ),
         created_at=_moment(doc.project.created_at, "project.created_at"),
         created_by=check_name(doc.project.created_by, field="project.created_by"),
     )
     session.add(project)
     session.flush()
     made: dict[str, Task] = {}
-    for index, item in enumerate(doc.tasks):
+    for index, item in enumerate(items):
         where = f"tasks[{index}]"
         task = Task(
             project_id=project.id,
@@ -235,7 +402,7 @@ def import_document(
             created_at=_moment(item.created_at, f"{where}.created_at"),
             updated_at=_moment(item.updated_at, f"{where}.updated_at"),
             created_by=check_name(item.created_by, field=f"{where}.created_by"),
-            version=max(1, item.version),
+            version=_in_range(item.version, 1, MAX_VERSION, f"{where}.version"),
         )
         session.add(task)
         made[renamed(item.id)] = task
@@ -252,7 +419,7 @@ def import_document(
     edges: dict[int, list[int]] = {}
     parents: dict[int, list[int]] = {}
     counts = {"comments": 0, "history": 0, "dependencies": 0}
-    for index, item in enumerate(doc.tasks):
+    for index, item in enumerate(items):
         task = made[renamed(item.id)]
         where = f"tasks[{index}]"
         if item.parent:
@@ -278,21 +445,26 @@ def import_document(
                 )
             )
             counts["comments"] += 1
-        rec.imported(
-            dict(
-                at=_moment(h.at, f"{where}.history.at"),
-                actor=check_name(h.actor, field=f"{where}.history.actor"),
-                project_key=target,
-                task_id=task.id,
-                task_number=task.number,
-                task_version=h.version,
-                action=check_text(h.action, field=f"{where}.history.action", limit=30, required=True),
-                field=check_text(h.field, field=f"{where}.history.field", limit=30) if h.field else None,
-                old_value=h.old,
-                new_value=h.new,
+        rows = []
+        for number, h in enumerate(item.history):
+            field, claim = _imported_history(h, f"{where}.history[{number}]")
+            rows.append(
+                dict(
+                    at=rec.now,
+                    actor=rec.actor,
+                    project_key=target,
+                    task_id=task.id,
+                    task_number=task.number,
+                    # The task's version as imported: what it is at after this import (the version
+                    # the document claims for the entry is in the claim).
+                    task_version=task.version,
+                    action=IMPORTED,
+                    field=field,
+                    old_value=None,
+                    new_value=claim,
+                )
             )
-            for h in item.history
-        )
+        rec.imported(rows)
         counts["history"] += len(item.history)
     for graph, what in ((edges, "dependencies"), (parents, "parents")):
         cycle = find_cycle(graph)

@@ -52,7 +52,9 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
         text: Annotated[str, Field(description="Words in the title or description.", max_length=200)] = "",
         due_before: Annotated[str, Field(description="YYYY-MM-DD, exclusive.")] = "",
         due_after: Annotated[str, Field(description="YYYY-MM-DD, exclusive.")] = "",
-        parent: Annotated[str, Field(description="Only subtasks of this task id.")] = "",
+        parent: Annotated[str, Field(description="Only subtasks of this task.")] = "",
+        blocking: str = "",
+        blocked_by: str = "",
         sort: Literal["created", "priority", "due", "updated"] = "created",
         fields: Literal["compact", "full"] = "compact",
         limit: Annotated[int, Field(ge=1, le=200)] = 50,
@@ -60,12 +62,13 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
     ) -> TaskPage:
         """List tasks matching filters (all combined with AND), a page at a time.
 
-        Use when: finding tasks by status, assignee, project, label, text, due date or parent.
+        Use when: finding tasks by their fields, parent, blocking=ID (its blockers) or blocked_by=ID
+        (what it blocks).
         Not for: one task's comments and history (get_task); counts (project://tasks/summary).
-        Returns: tasks (id, title, status, priority, assignee, due; fields=full adds description, labels,
-        parent, version, times), has_more, next_cursor.
-        Limits: 50 rows a page (≤ 200), ~60,000 characters; pass next_cursor with the same
-        filters for more. sort=updated is newest first.
+        Returns: tasks (id, title, status, priority, assignee, due; fields=full adds the rest),
+        has_more, next_cursor.
+        Limits: 50 rows a page (≤ 200), ~60,000 characters; next_cursor + same filters: more.
+        sort=updated is newest first.
         """
         from ..store import TaskFilter  # imported by the store's opening, at the latest (opening.py)
 
@@ -79,6 +82,8 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
             due_before=_date(due_before, "due_before"),
             due_after=_date(due_after, "due_after"),
             parent=parse_task_id(parent) if parent else None,
+            blocking=parse_task_id(blocking) if blocking else None,
+            blocked_by=parse_task_id(blocked_by) if blocked_by else None,
             sort=sort,
         )
         page = await run_in_thread(
@@ -88,12 +93,13 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
 
     @tools.tool(annotations=READ_ONLY)
     async def get_task(task_id: TaskId) -> TaskDetail:
-        """Read one task in full: fields, parent, blockers, blocked tasks, subtasks, comments, history.
+        """Read one task in full: fields, relations, comments, history.
 
         Use when: you need a task's details, or its version before update_task.
         Not for: many tasks (list_tasks).
         Returns: the task; open_blockers (not yet done); history: what, old → new, when, who.
-        Limits: the latest 20 comments and changes, the first 50 subtasks and blocked tasks.
+        Limits: the latest 20 comments, changes; the first 50 subtasks, blockers (open first),
+        blocked tasks (list_tasks lists all).
         """
         # On SQLite a point read is answered on the event loop when it cannot wait (get_task_at_once).
         found = store.get_task_at_once(task_id)
@@ -127,8 +133,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
 
         Use when: catching up on what changed (some clients drop resource notifications).
         Not for: one task's history (get_task).
-        Returns: changes (revision, at, actor, project, task, version, action, field, old, new),
-        next_cursor for next time.
+        Returns: changes (revision, at, actor, task, version, action, field, old, new), next_cursor.
         Limits: 100 changes a call by default, 200 at most, ~60,000 characters; no cursor starts at the first change.
         """
         page = await run_in_thread(

@@ -218,7 +218,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
         Use when: one task cannot finish before another.
         Not for: subtasks (update_task parent=).
         Returns: the task's blockers, open_blockers, changed, version.
-        Limits: a dependency that would close a cycle is refused, naming the cycle.
+        Limits: a dependency that would close a cycle is refused, naming it; the first 50 blockers.
         """
         actor = actors.current()
         return await run_in_thread(lambda: store.add_dependency(task_id, blocked_by, actor=actor))
@@ -240,11 +240,11 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
         document: Annotated[dict[str, Any], Field(description="An export_project document.")],
         key: Annotated[str, Field(description="Import under this key instead.")] = "",
     ) -> ImportResult:
-        """Import a project from export_project's JSON, exactly as exported, in one transaction.
+        """Import a project from export_project's JSON in one transaction; history logged as yours.
 
         Use when: restoring or moving a project (between databases too).
         Not for: adding tasks to an existing project (create_tasks).
-        Returns: project; counts of tasks, comments, history entries, dependencies.
+        Returns: project; counts of tasks, comments, history, dependencies.
         Limits: a new key only; ≤ 5,000 tasks; all or nothing.
         """
         actor = actors.current()
