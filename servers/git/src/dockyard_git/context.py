@@ -35,8 +35,8 @@ from .settings import MAX_REPLY_CHARS, Settings
 
 if TYPE_CHECKING:
     from .github_api import GitHubReader
-    from .remote_access import RemoteAccess
     from .remotes import RemoteOperations
+    from .remotes.access import RemoteAccess
 
 __all__ = ["ClientRoots", "GitContext", "Workspace"]
 
@@ -239,7 +239,7 @@ class GitContext:
         """How remotes are reached: read once (the operator's git config), shared by every workspace."""
         with self._remote_access_lock:
             if self._remote_access is None:
-                from .remote_access import RemoteAccess
+                from .remotes.access import RemoteAccess
 
                 self._remote_access = RemoteAccess(self.settings.remote, runner.git, runner.real_exec_path())
             return self._remote_access

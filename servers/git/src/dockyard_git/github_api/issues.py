@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..github_fields import (
+from ..settings import (
+    MAX_COMMENT_CHARS,
+    MAX_COMMENTS_CHARS,
+    MAX_LABELS,
+    MAX_LABELS_IN_LIST,
+    PER_PAGE,
+    REPLY_BUDGET,
+)
+from .client import GitHubClient, check_page, translated
+from .fields import (
     at,
     fitting,
     iso,
@@ -20,16 +29,7 @@ from ..github_fields import (
     title_and_body,
     url_of,
 )
-from ..github_models import Comment, IssueDetail, IssueList, IssueSummary
-from ..settings import (
-    MAX_COMMENT_CHARS,
-    MAX_COMMENTS_CHARS,
-    MAX_LABELS,
-    MAX_LABELS_IN_LIST,
-    PER_PAGE,
-    REPLY_BUDGET,
-)
-from .client import GitHubClient, check_page, translated
+from .models import Comment, IssueDetail, IssueList, IssueSummary
 
 __all__ = ["IssueReading"]
 

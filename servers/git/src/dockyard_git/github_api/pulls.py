@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..github_fields import (
+from ..settings import (
+    FILES_PER_REPLY,
+    GITHUB_MAX_LISTED_FILES,
+    MAX_CHECKS,
+    MAX_PATCH_CHARS,
+    MAX_PATCHES_CHARS,
+    MAX_PATH_CHARS,
+    PER_PAGE,
+    REPLY_BUDGET,
+)
+from .client import GitHubClient, check_page, translated
+from .fields import (
     at,
     fitting,
     iso,
@@ -20,18 +31,7 @@ from ..github_fields import (
     title_and_body,
     url_of,
 )
-from ..github_models import ChangedFile, CheckResult, PullDetail, PullList, PullSummary
-from ..settings import (
-    FILES_PER_REPLY,
-    GITHUB_MAX_LISTED_FILES,
-    MAX_CHECKS,
-    MAX_PATCH_CHARS,
-    MAX_PATCHES_CHARS,
-    MAX_PATH_CHARS,
-    PER_PAGE,
-    REPLY_BUDGET,
-)
-from .client import GitHubClient, check_page, translated
+from .models import ChangedFile, CheckResult, PullDetail, PullList, PullSummary
 
 __all__ = ["PullRequestReading"]
 

@@ -30,11 +30,11 @@ from ..models import (
     Tag,
     TagList,
 )
-from ..patterns import check_pattern
 from ..repos import Repository
 from ..settings import Limits
-from ..worktree_links import LinkedFolders
 from .base import _COMMIT_FORMAT, _FIELD, _RECORD, Plumbing, _clip, _parse_commits
+from .patterns import check_pattern
+from .worktree_links import LinkedFolders
 
 __all__ = ["HistoryOperations", "github_slug"]
 

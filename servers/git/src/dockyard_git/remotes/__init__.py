@@ -1,6 +1,6 @@
 """What the remote tools do: list remotes and tracking state, fetch, fast-forward pull, push.
 
-Every network command reaches the remote through :mod:`..remote_access` (which URLs, credentials and
+Every network command reaches the remote through :mod:`.access` (which URLs, credentials and
 settings), with the repository's lock held shared from the moment a remote's URL is checked until git has
 used it, so no other command of this server rewrites the config in between. A fetch writes only
 ``refs/remotes/<remote>/*`` (an explicit refspec and ``--refmap=``: the remote's configured refspecs, tag

@@ -16,11 +16,10 @@ from dockyard_shared import (
 )
 from dockyard_shared.untrusted import fence
 
-from ..gitcmd import GitOutput, GitRunner
-from ..network import NetworkAccess
-from ..remote_access import RemoteAccess, RemoteUrl, classify, refused_config, scrub
+from ..gitcmd import GitOutput, GitRunner, NetworkAccess
 from ..repos import Repository, RepositorySet
 from ..settings import Limits, RemoteSettings
+from .access import RemoteAccess, RemoteUrl, classify, refused_config, scrub
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/+@-]{0,99}")
 SHA = re.compile(r"[0-9a-f]{40,64}")

@@ -10,8 +10,10 @@ from pathlib import Path
 from dockyard_shared import Conflict, InvalidArgument, LimitExceeded, NotFound, Problem
 from dockyard_shared.untrusted import fence
 
-from ..remote_access import refused_config, scrub
-from ..remote_models import (
+from ..repos import Repository
+from .access import refused_config, scrub
+from .base import RemotePlumbing
+from .models import (
     BranchTracking,
     CommitLine,
     FetchResult,
@@ -20,8 +22,6 @@ from ..remote_models import (
     RemoteInfo,
     RemotesResult,
 )
-from ..repos import Repository
-from .base import RemotePlumbing
 
 _MAX_REMOTES = 50
 _MAX_MOVED = 50  # refs listed by a fetch

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from dockyard_shared import Conflict, InvalidArgument, LimitExceeded, NotFound, PermissionDenied
 from dockyard_shared.untrusted import fence
 
-from ..remote_access import RemoteUrl
-from ..remote_models import PushResult
 from ..repos import Repository
+from .access import RemoteUrl
 from .base import SHA
 from .fetching import FetchOperations
+from .models import PushResult
 
 _MAX_TAGS = 20
 

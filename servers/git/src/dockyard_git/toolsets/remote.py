@@ -16,7 +16,7 @@ from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
 
 from ..context import GitContext
-from ..remote_models import FetchResult, PullResult, PushResult, RemotesResult
+from ..remotes.models import FetchResult, PullResult, PushResult, RemotesResult
 from .arguments import RepoPath
 
 __all__ = ["register"]

@@ -38,8 +38,8 @@ from urllib.parse import unquote, urlsplit
 
 from dockyard_shared import NotFound, PermissionDenied
 
-from .network import NetworkAccess
-from .settings import RemoteSettings
+from ..gitcmd import NetworkAccess
+from ..settings import RemoteSettings
 
 __all__ = ["OperatorGit", "RemoteAccess", "RemoteUrl", "classify", "scrub", "shown_url"]
 

@@ -32,7 +32,7 @@ entries appended after the layout's (a later entry wins), the same treatment as 
 the network keys it names, the operator's environment *under* the runner's, its own time limit (and as
 much CPU time), and a limit on the size of any file git writes (``RLIMIT_FSIZE``: one pack cannot exceed
 it). Its gatekeeper folder also holds git's https helpers and the credential helpers installed beside git.
-What a :class:`NetworkAccess` holds is decided by :mod:`.remote_access`.
+What a :class:`NetworkAccess` holds is decided by :mod:`..remotes.access`.
 """
 
 from __future__ import annotations
