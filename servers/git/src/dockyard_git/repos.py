@@ -118,7 +118,7 @@ class RepositorySet:
         while pending:
             folder, depth = pending.pop()
             git_dir = _git_dir_of(folder)
-            if git_dir is not None and self._allowed(git_dir):
+            if git_dir is not None and self.allows(git_dir):
                 yield Repository(folder, git_dir, False)
             if depth >= MAX_DEPTH:
                 continue
@@ -135,7 +135,8 @@ class RepositorySet:
                     continue
                 pending.append((Path(child.path), depth + 1))
 
-    def _allowed(self, path: Path) -> bool:
+    def allows(self, path: Path) -> bool:
+        """Whether ``path``, symlinks resolved, lies inside one of the roots."""
         real = Path(os.path.realpath(path))
         return any(_inside(real, root) for root in self.roots)
 
@@ -164,7 +165,7 @@ class RepositorySet:
         options = [candidate] if candidate.is_absolute() else [root / candidate for root in self.roots]
         for option in options:
             real = Path(os.path.realpath(option))
-            if not self._allowed(real):
+            if not self.allows(real):
                 continue
             containing = [r for r in repositories if _inside(real, r.path)]
             if not containing:
@@ -176,7 +177,7 @@ class RepositorySet:
                     self._refuse(path, reason)
             if served is not None:
                 return served
-        if candidate.is_absolute() and not self._allowed(Path(os.path.realpath(candidate))):
+        if candidate.is_absolute() and not self.allows(Path(os.path.realpath(candidate))):
             raise PermissionDenied(
                 f"{repo_path} is outside the folders this server may use.",
                 next_step="Call git_repositories to list the repositories you can use.",
