@@ -209,7 +209,7 @@ class GitContext:
 
     async def list_repositories(self) -> RepositoryList:
         workspace = self.workspace()
-        return await run_cancellable(lambda: _fits(workspace.ops.repository_list()))
+        return await run_cancellable(lambda: _fits(workspace.ops.worktree.repository_list()))
 
     async def run_named(self, name: str, work: Callable[[GitOperations, Repository], T]) -> T:
         """Like :meth:`run`, for a repository named by its folder name (as resources do)."""
@@ -252,7 +252,7 @@ class GitContext:
 
         def remote_then_work() -> T:
             repo = workspace.repositories.resolve(repo_path)
-            return _fits(work(reader, workspace.ops.github_remote(repo, reader.extra_hosts)))
+            return _fits(work(reader, workspace.ops.history.github_remote(repo, reader.extra_hosts)))
 
         return await run_cancellable(remote_then_work)
 
@@ -280,10 +280,10 @@ class GitContext:
             except Problem:
                 return []
             if argument in ("branch", "base", "rev"):
-                listing = ops.branches(repo, kind="all")
+                listing = ops.history.branches(repo, kind="all")
                 return [b.name for b in listing.branches if b.name.startswith(value)]
             if argument == "path":
-                return ops.tracked_paths(repo, value)
+                return ops.history.tracked_paths(repo, value)
             return []
 
         return await run_cancellable(complete)
