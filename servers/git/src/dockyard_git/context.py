@@ -158,8 +158,8 @@ class GitContext:
 
     def warm_up(self) -> None:
         """What the first tool call would otherwise pay, done once ``initialize`` has been answered
-        (:mod:`dockyard_shared.warmup`): the scan of the ``--root`` folders (which imports GitPython) and
-        the GitHub reader."""
+        (:mod:`dockyard_shared.warmup`): the scan of the ``--root`` folders (each repository's layout: its
+        config files listed by git) and the GitHub reader (PyGithub)."""
         if self._fixed is not None:
             self._fixed.repositories.repositories()
         _ = self.github

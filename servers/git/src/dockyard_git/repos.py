@@ -72,15 +72,6 @@ def _git_dir_of(work_tree: Path) -> Path | None:
     return None
 
 
-def _is_bare(path: Path) -> bool:
-    import git as gitpython  # GitPython only for this check: imported by the first scan, not at start-up
-
-    try:
-        return gitpython.Repo(path).bare
-    except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError, OSError, ValueError):
-        return False
-
-
 class RepositorySet:
     def __init__(self, roots: list[Path], runner: GitRunner) -> None:
         self.roots = [Path(os.path.realpath(r)) for r in roots]
@@ -111,7 +102,7 @@ class RepositorySet:
         return self._repositories
 
     def _scan(self, root: Path) -> Iterator[Repository]:
-        if _is_bare(root) and not (root / ".git").exists():
+        if self.runner.is_bare(root) and not (root / ".git").exists():
             yield Repository(root, root, True)  # a root may name a bare repository; a scan never finds one
             return
         pending = [(root, 0)]

@@ -54,6 +54,7 @@ from pathlib import Path
 
 from dockyard_shared import Conflict, InvalidArgument, LimitExceeded, NotFound, PermissionDenied
 
+from .bare import BareCheck
 from .layout import EMPTY_HOME, Layout, Layouts, listing_environment
 from .network import NetworkAccess, network_environment
 from .process import ProcessLimits, run_bounded, running_processes
@@ -198,6 +199,7 @@ class GitRunner:
                 "core.packedGitLimit": f"{max(2 * window_mb, memory_mb // 2)}m",
             },
         )
+        self.is_bare = BareCheck(git=self.git, timeout_s=timeout_s, limits=self.limits)
         self._repository_locks: dict[str, _SharedExclusive] = {}
         self._lock = threading.Lock()
         self._held = threading.local()  # the git dirs whose lock this thread holds (see holding())
