@@ -29,7 +29,7 @@ from dockyard_shared.offload import run_in_thread
 
 from .gitcmd import GitRunner, running_processes
 from .models import RepositoryList
-from .operations import GitOperations
+from .operations import GitOperations, github_remote
 from .repos import Repository, RepositorySet
 from .settings import MAX_REPLY_CHARS, Settings
 
@@ -252,7 +252,7 @@ class GitContext:
 
         def remote_then_work() -> T:
             repo = workspace.repositories.resolve(repo_path)
-            return _fits(work(reader, workspace.ops.history.github_remote(repo, reader.extra_hosts)))
+            return _fits(work(reader, github_remote(workspace.ops.plumbing, repo, reader.extra_hosts)))
 
         return await run_cancellable(remote_then_work)
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 from ..gitcmd import GitRunner
 from ..repos import RepositorySet
 from ..settings import Limits
-from .history import History, github_slug
+from .github_remote import github_remote, github_slug
+from .history import History
 from .plumbing import Plumbing
 from .worktree import Worktree
 
-__all__ = ["GitOperations", "History", "Plumbing", "Worktree", "github_slug"]
+__all__ = ["GitOperations", "History", "Plumbing", "Worktree", "github_remote", "github_slug"]
 
 
 class GitOperations:

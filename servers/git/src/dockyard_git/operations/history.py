@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
-from urllib.parse import urlparse
+from collections.abc import Sequence
 
 from dockyard_shared import (
     InvalidArgument,
@@ -36,7 +35,7 @@ from .patterns import check_pattern
 from .plumbing import COMMIT_FORMAT, FIELD, RECORD, Plumbing, clip, parse_commits
 from .worktree_links import LinkedFolders
 
-__all__ = ["History", "github_slug"]
+__all__ = ["History"]
 
 # git_log's placeholders by field. The subject goes last in a record, so a subject holding the field
 # separator stays whole (the record is split at most fields − 1 times).
@@ -472,33 +471,3 @@ class History:
         """Tracked paths starting with ``prefix`` (for completions)."""
         output = self.plumbing.git(repo, "ls-files", "-z", max_bytes=2_000_000, check=False)
         return [p for p in output.text.split("\x00") if p and p.startswith(prefix)][:limit]
-
-    def github_remote(self, repo: Repository, extra_hosts: Collection[str] = ()) -> str:
-        """``owner/name`` of the repository's first remote on github.com (or one of ``extra_hosts``:
-        GitHub Enterprise), or a not-found problem."""
-        remotes = self.plumbing.git(repo, "config", "--get-regexp", r"^remote\..*\.url$", check=False)
-        urls = [line.split(" ", 1)[1] for line in remotes.text.splitlines() if " " in line]
-        found = github_slug(urls, extra_hosts)
-        if not found:
-            raise NotFound(
-                f"{repo.name} has no GitHub remote.",
-                next_step="GitHub tools work on repositories with a github.com remote (git_branches "
-                "kind='remote' lists remotes).",
-            )
-        return found
-
-
-def github_slug(remote_urls: Sequence[str], extra_hosts: Collection[str]) -> str | None:
-    """``owner/name`` of the first remote on github.com (or an allowed GitHub Enterprise host)."""
-    hosts = {"github.com", "www.github.com", *extra_hosts}
-    for url in remote_urls:
-        match = re.match(r"^(?:ssh://)?git@([^:/]+)[:/](.+?)(?:\.git)?/?$", url)
-        if match:
-            host, path = match.groups()
-        else:
-            parsed = urlparse(url)
-            host, path = parsed.hostname or "", parsed.path.strip("/").removesuffix(".git")
-        parts = path.split("/")
-        if host.lower() in hosts and len(parts) == 2 and all(re.fullmatch(r"[\w.-]+", p) for p in parts):
-            return f"{parts[0]}/{parts[1]}"
-    return None
