@@ -34,9 +34,9 @@ from .repos import Repository, RepositorySet
 from .settings import MAX_REPLY_CHARS, Settings
 
 if TYPE_CHECKING:
-    from .github_api import GitHubReader
-    from .remotes import RemoteOperations
+    from .github_api.reader import GitHubReader
     from .remotes.access import RemoteAccess
+    from .remotes.operations import RemoteOperations
 
 __all__ = ["ClientRoots", "GitContext", "Workspace"]
 
@@ -147,7 +147,7 @@ class GitContext:
         if self._github is None and self.settings.github_token:
             with self._github_lock:
                 if self._github is None:
-                    from .github_api import GitHubReader
+                    from .github_api.reader import GitHubReader
 
                     self._github = GitHubReader(
                         self.settings.github_token,
@@ -221,7 +221,7 @@ class GitContext:
         workspace = self.workspace()
 
         def remote_work() -> T:
-            from .remotes import RemoteOperations
+            from .remotes.operations import RemoteOperations
 
             runner = workspace.ops.runner
             remotes = RemoteOperations(

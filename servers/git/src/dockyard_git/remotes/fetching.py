@@ -23,6 +23,8 @@ _DIVERGED_SHOWN = 5  # each side of a refused pull
 
 
 class Fetching:
+    """git_fetch and git_pull, over the shared :class:`~.context.RemoteContext`."""
+
     def __init__(self, ctx: RemoteContext) -> None:
         self.ctx = ctx
 

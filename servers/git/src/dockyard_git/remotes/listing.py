@@ -17,6 +17,8 @@ _MAX_REMOTES = 50
 
 
 class RemoteListing:
+    """git_remotes, over the shared :class:`~.context.RemoteContext`."""
+
     def __init__(self, ctx: RemoteContext) -> None:
         self.ctx = ctx
 

@@ -35,6 +35,8 @@ class PushPlan:
 
 
 class Pushing:
+    """git_push (:meth:`plan`, then :meth:`push` once the user confirmed, when asked), over the shared :class:`~.context.RemoteContext`."""
+
     def __init__(self, ctx: RemoteContext) -> None:
         self.ctx = ctx
 
