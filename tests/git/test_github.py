@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from dockyard_git.github_api import GitHubReader
+from dockyard_git.github_api.reader import GitHubReader
 from dockyard_git.settings import MAX_REPLY_CHARS
 from tests.git.fake_github import TOKEN, FakeGitHub, RunningFake, changed_file, check_run, label, status, user
 from tests.git.helpers import git, make_repo, make_server

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dockyard_git import layout
-from dockyard_git.gitcmd import GitRunner
-from dockyard_git.worktree_links import LinkedFolders
+from dockyard_git.gitcmd import GitRunner, layout
+from dockyard_git.operations.worktree_links import LinkedFolders
 from dockyard_shared import PermissionDenied
 from tests.git.helpers import git, make_repo, make_server
 from tests.git.test_safety import assert_refused_beside_normal, exercise, fired, secret_repository

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dockyard_git.patterns import check_pattern
+from dockyard_git.operations.patterns import check_pattern
 from dockyard_shared import InvalidArgument
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dockyard_git.network import NetworkAccess, network_environment
-from dockyard_git.remote_access import OperatorGit, RemoteAccess, classify, refused_config, scrub, shown_url
+from dockyard_git.gitcmd.network import NetworkAccess, network_environment
+from dockyard_git.remotes.access import OperatorGit, RemoteAccess, classify, refused_config, scrub, shown_url
 from dockyard_git.settings import RemoteSettings
 from dockyard_shared import NotFound, PermissionDenied
 from tests.git.helpers import git, make_repo

@@ -112,7 +112,7 @@ def add_remote_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build(args: argparse.Namespace):
-    # Imported here, not at the top: `dockyard list` loads this module and must not pay for GitPython.
+    # Imported here, not at the top: `dockyard list` loads this module and must not pay for FastMCP.
     from .server import create_server
 
     return create_server(settings_from(args))

@@ -29,14 +29,14 @@ from dockyard_shared.offload import run_in_thread
 
 from .gitcmd import GitRunner, running_processes
 from .models import RepositoryList
-from .operations import GitOperations
+from .operations import GitOperations, github_remote
 from .repos import Repository, RepositorySet
 from .settings import MAX_REPLY_CHARS, Settings
 
 if TYPE_CHECKING:
-    from .github_api import GitHubReader
-    from .remote_access import RemoteAccess
-    from .remotes import RemoteOperations
+    from .github_api.reader import GitHubReader
+    from .remotes.access import RemoteAccess
+    from .remotes.operations import RemoteOperations
 
 __all__ = ["ClientRoots", "GitContext", "Workspace"]
 
@@ -147,7 +147,7 @@ class GitContext:
         if self._github is None and self.settings.github_token:
             with self._github_lock:
                 if self._github is None:
-                    from .github_api import GitHubReader
+                    from .github_api.reader import GitHubReader
 
                     self._github = GitHubReader(
                         self.settings.github_token,
@@ -158,8 +158,8 @@ class GitContext:
 
     def warm_up(self) -> None:
         """What the first tool call would otherwise pay, done once ``initialize`` has been answered
-        (:mod:`dockyard_shared.warmup`): the scan of the ``--root`` folders (which imports GitPython) and
-        the GitHub reader."""
+        (:mod:`dockyard_shared.warmup`): the scan of the ``--root`` folders (each repository's layout: its
+        config files listed by git) and the GitHub reader (PyGithub)."""
         if self._fixed is not None:
             self._fixed.repositories.repositories()
         _ = self.github
@@ -209,7 +209,7 @@ class GitContext:
 
     async def list_repositories(self) -> RepositoryList:
         workspace = self.workspace()
-        return await run_cancellable(lambda: _fits(workspace.ops.repository_list()))
+        return await run_cancellable(lambda: _fits(workspace.ops.worktree.repository_list()))
 
     async def run_named(self, name: str, work: Callable[[GitOperations, Repository], T]) -> T:
         """Like :meth:`run`, for a repository named by its folder name (as resources do)."""
@@ -221,7 +221,7 @@ class GitContext:
         workspace = self.workspace()
 
         def remote_work() -> T:
-            from .remotes import RemoteOperations
+            from .remotes.operations import RemoteOperations
 
             runner = workspace.ops.runner
             remotes = RemoteOperations(
@@ -239,7 +239,7 @@ class GitContext:
         """How remotes are reached: read once (the operator's git config), shared by every workspace."""
         with self._remote_access_lock:
             if self._remote_access is None:
-                from .remote_access import RemoteAccess
+                from .remotes.access import RemoteAccess
 
                 self._remote_access = RemoteAccess(self.settings.remote, runner.git, runner.real_exec_path())
             return self._remote_access
@@ -252,7 +252,7 @@ class GitContext:
 
         def remote_then_work() -> T:
             repo = workspace.repositories.resolve(repo_path)
-            return _fits(work(reader, workspace.ops.github_remote(repo, reader.extra_hosts)))
+            return _fits(work(reader, github_remote(workspace.ops.plumbing, repo, reader.extra_hosts)))
 
         return await run_cancellable(remote_then_work)
 
@@ -280,10 +280,10 @@ class GitContext:
             except Problem:
                 return []
             if argument in ("branch", "base", "rev"):
-                listing = ops.branches(repo, kind="all")
+                listing = ops.history.branches(repo, kind="all")
                 return [b.name for b in listing.branches if b.name.startswith(value)]
             if argument == "path":
-                return ops.tracked_paths(repo, value)
+                return ops.history.tracked_paths(repo, value)
             return []
 
         return await run_cancellable(complete)

@@ -1,5 +1,5 @@
 """What the tools take and return: pydantic models, so every result has an output schema (the GitHub
-toolset's are in :mod:`.github_models`)."""
+toolset's are in :mod:`.github_api.models`)."""
 
 from __future__ import annotations
 

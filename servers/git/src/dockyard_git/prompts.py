@@ -19,7 +19,7 @@ def register(server: FastMCP, git: GitContext) -> None:
     @prompt(server)
     async def commit_message(repo_path: str = "") -> str:
         """Draft a conventional commit message for the staged changes."""
-        diff = await git.run(repo_path or None, lambda ops, repo: ops.diff(repo, staged=True))
+        diff = await git.run(repo_path or None, lambda ops, repo: ops.worktree.diff(repo, staged=True))
         if not diff.files:
             return "Nothing is staged in this repository. Stage changes with git_add, then ask again."
         return (
@@ -34,7 +34,8 @@ def register(server: FastMCP, git: GitContext) -> None:
     async def summarize_changes(repo_path: str = "", since: str = "1 week ago") -> str:
         """Summarise the recent history of a repository."""
         name, log = await git.run(
-            repo_path or None, lambda ops, repo: (repo.name, ops.log(repo, max_count=200, since=since))
+            repo_path or None,
+            lambda ops, repo: (repo.name, ops.history.log(repo, max_count=200, since=since)),
         )
         lines = "\n".join(f"- {c.sha[:10]} {c.date[:10]} {c.author}: {c.subject}" for c in log.commits)
         return (
@@ -50,8 +51,8 @@ def register(server: FastMCP, git: GitContext) -> None:
             repo_path or None,
             lambda ops, repo: (
                 repo.name,
-                ops.diff(repo, base=base, target=branch),
-                ops.log(repo, max_count=100, revision_range=f"{base}..{branch}"),
+                ops.worktree.diff(repo, base=base, target=branch),
+                ops.history.log(repo, max_count=100, revision_range=f"{base}..{branch}"),
             ),
         )
         commits = "\n".join(f"- {c.sha[:10]} {c.subject}" for c in log.commits)

@@ -72,15 +72,6 @@ def _git_dir_of(work_tree: Path) -> Path | None:
     return None
 
 
-def _is_bare(path: Path) -> bool:
-    import git as gitpython  # GitPython only for this check: imported by the first scan, not at start-up
-
-    try:
-        return gitpython.Repo(path).bare
-    except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError, OSError, ValueError):
-        return False
-
-
 class RepositorySet:
     def __init__(self, roots: list[Path], runner: GitRunner) -> None:
         self.roots = [Path(os.path.realpath(r)) for r in roots]
@@ -111,14 +102,14 @@ class RepositorySet:
         return self._repositories
 
     def _scan(self, root: Path) -> Iterator[Repository]:
-        if _is_bare(root) and not (root / ".git").exists():
+        if self.runner.is_bare(root) and not (root / ".git").exists():
             yield Repository(root, root, True)  # a root may name a bare repository; a scan never finds one
             return
         pending = [(root, 0)]
         while pending:
             folder, depth = pending.pop()
             git_dir = _git_dir_of(folder)
-            if git_dir is not None and self._allowed(git_dir):
+            if git_dir is not None and self.allows(git_dir):
                 yield Repository(folder, git_dir, False)
             if depth >= MAX_DEPTH:
                 continue
@@ -135,7 +126,8 @@ class RepositorySet:
                     continue
                 pending.append((Path(child.path), depth + 1))
 
-    def _allowed(self, path: Path) -> bool:
+    def allows(self, path: Path) -> bool:
+        """Whether ``path``, symlinks resolved, lies inside one of the roots."""
         real = Path(os.path.realpath(path))
         return any(_inside(real, root) for root in self.roots)
 
@@ -164,7 +156,7 @@ class RepositorySet:
         options = [candidate] if candidate.is_absolute() else [root / candidate for root in self.roots]
         for option in options:
             real = Path(os.path.realpath(option))
-            if not self._allowed(real):
+            if not self.allows(real):
                 continue
             containing = [r for r in repositories if _inside(real, r.path)]
             if not containing:
@@ -176,7 +168,7 @@ class RepositorySet:
                     self._refuse(path, reason)
             if served is not None:
                 return served
-        if candidate.is_absolute() and not self._allowed(Path(os.path.realpath(candidate))):
+        if candidate.is_absolute() and not self.allows(Path(os.path.realpath(candidate))):
             raise PermissionDenied(
                 f"{repo_path} is outside the folders this server may use.",
                 next_step="Call git_repositories to list the repositories you can use.",

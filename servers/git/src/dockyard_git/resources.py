@@ -11,7 +11,6 @@ from dockyard_shared import InvalidArgument
 from dockyard_shared.server import complete_arguments
 
 from .context import GitContext
-from .operations import GitOperations
 from .roots import ClientRootsMiddleware
 
 __all__ = ["register"]
@@ -21,18 +20,22 @@ def register(server: FastMCP, git: GitContext, roots: ClientRootsMiddleware | No
     @server.resource("git://{repo}/status", mime_type="application/json")
     async def status_resource(repo: str) -> dict:
         """The working tree status of a repository (by folder name)."""
-        return (await git.run_named(repo, GitOperations.status)).model_dump()
+        return (
+            await git.run_named(repo, lambda ops, repository: ops.worktree.status(repository))
+        ).model_dump()
 
     @server.resource("git://{repo}/log", mime_type="application/json")
     async def log_resource(repo: str) -> dict:
         """The 50 most recent commits of a repository."""
-        log = await git.run_named(repo, lambda ops, target: ops.log(target, max_count=50))
+        log = await git.run_named(repo, lambda ops, target: ops.history.log(target, max_count=50))
         return log.model_dump(exclude_none=True)
 
     @server.resource("git://{repo}/file/{rev}/{path*}", mime_type="text/plain")
     async def file_resource(repo: str, rev: str, path: str) -> str:
         """A file's content at a revision (the first 60,000 characters)."""
-        shown = await git.run_named(repo, lambda ops, target: ops.show(target, revision=rev, path=path))
+        shown = await git.run_named(
+            repo, lambda ops, target: ops.history.show(target, revision=rev, path=path)
+        )
         if shown.binary:
             raise InvalidArgument(f"{path} is a binary file.")
         return shown.content or ""

@@ -16,7 +16,7 @@ from . import prompts, resources
 from .context import GitContext
 from .roots import ClientRootsMiddleware
 from .settings import GITHUB, READ, REMOTE, WRITE, Settings, writes_served
-from .toolsets import local
+from .toolsets import read
 
 __all__ = ["create_server"]
 
@@ -34,8 +34,8 @@ def create_server(settings: Settings) -> FastMCP:
         settings.exposure,
         # The toolsets off by default are imported only when installed (their models take ~10 ms to build).
         {
-            READ: lambda registrar: local.register(registrar, git),
-            WRITE: lambda registrar: _toolset("writes").register(registrar, git),
+            READ: lambda registrar: read.register(registrar, git),
+            WRITE: lambda registrar: _toolset("write").register(registrar, git),
             GITHUB: lambda registrar: _toolset("github").register(registrar, git),
             REMOTE: lambda registrar: _toolset("remote").register(
                 registrar, git, writes=writes_served(settings.exposure)

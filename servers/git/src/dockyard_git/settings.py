@@ -73,7 +73,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class RemoteSettings:
-    """How the remote toolset reaches remotes (see remote_access.py)."""
+    """How the remote toolset reaches remotes (see remotes/access.py)."""
 
     protocols: tuple[str, ...] = DEFAULT_REMOTE_PROTOCOLS
     token: str | None = field(default=None, repr=False)  # from $token_env; sent only to token_hosts
@@ -172,7 +172,7 @@ def remote_settings_from(args: argparse.Namespace) -> RemoteSettings:
     )
 
 
-# Bounds of a GitHub reply (see the github_api package and github_fields.py for how they add up).
+# Bounds of a GitHub reply (see the github_api package and its fields.py for how they add up).
 REPLY_BUDGET = MAX_REPLY_CHARS - 5_000  # a whole reply as JSON; patches and comments take what is left
 PER_PAGE = 30  # one GitHub page: list tools, issue comments, first page of checks
 FILES_PER_REPLY = 2 * PER_PAGE  # changed files per github_pull_request reply (two GitHub pages)

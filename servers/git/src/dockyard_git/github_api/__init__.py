@@ -13,16 +13,7 @@ lists are one GitHub page (30); caps count the characters a field takes as JSON,
 backslashes cannot double a reply; comments on a page and patches in a reply share a total budget fairly
 (short ones whole, long ones cut evenly), and that budget is what the rest of the reply leaves under
 REPLY_BUDGET: with every field hostile and at its cap a reply still stays under 100,000 characters.
+
+The reader is :class:`.reader.GitHubReader`. This package module imports nothing: the GitHub toolset
+imports :mod:`.models` when it is installed, and PyGithub (:mod:`.client`) waits for the first use.
 """
-
-from __future__ import annotations
-
-from .issues import IssueReading
-from .pulls import PullRequestReading
-
-__all__ = ["GitHubReader"]
-
-
-class GitHubReader(PullRequestReading, IssueReading):
-    """Read-only access to one GitHub (its API at ``api_url``): pull requests (:mod:`.pulls`) and issues
-    (:mod:`.issues`), through one client (:mod:`.client`)."""

@@ -1,4 +1,4 @@
-"""The PyGithub client behind :class:`.GitHubReader`, and how GitHub's refusals and network failures
+"""The PyGithub client the readers of :class:`.GitHubReader` share, and how GitHub's refusals and network failures
 become problems for the model."""
 
 from __future__ import annotations
@@ -21,15 +21,16 @@ T = TypeVar("T")
 
 
 def translated(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
-    """Run a whole reading method under :meth:`GitHubClient._call`: PyGithub loads lazily, so an HTTP
-    error can surface at any attribute access, not only in the requests the method wraps in ``_call``
-    itself (those name what they were reading more precisely, and their problems pass through here)."""
+    """Run a whole reading method (of an object whose ``client`` is a :class:`GitHubClient`) under
+    :meth:`GitHubClient.call`: PyGithub loads lazily, so an HTTP error can surface at any attribute access,
+    not only in the requests the method wraps in ``call`` itself (those name what they were reading more
+    precisely, and their problems pass through here)."""
 
     def decorate(method: Callable[..., T]) -> Callable[..., T]:
         @functools.wraps(method)
-        def wrapper(self: GitHubClient, slug: str, *args: Any, **kwargs: Any) -> T:
+        def wrapper(self: Any, slug: str, *args: Any, **kwargs: Any) -> T:
             label = what.format(number=args[0] if args else kwargs.get("number"))
-            return self._call(label, lambda: method(self, slug, *args, **kwargs))
+            return self.client.call(label, lambda: method(self, slug, *args, **kwargs))
 
         return wrapper
 
@@ -37,7 +38,8 @@ def translated(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
 
 
 class GitHubClient:
-    """One authenticated PyGithub client; the token never leaves it."""
+    """One authenticated PyGithub client, shared by the pull request and issue readers; the token never
+    leaves it."""
 
     def __init__(self, token: str, api_url: str, *, token_env: str, timeout: int = 15) -> None:
         self._client = Github(
@@ -58,7 +60,7 @@ class GitHubClient:
         if host in ("127.0.0.1", "localhost"):
             self.extra_hosts.add(host)
 
-    def _call(self, what: str, work: Callable[[], T]) -> T:
+    def call(self, what: str, work: Callable[[], T]) -> T:
         """``work``, with GitHub's refusals and network failures turned into problems for the model."""
         try:
             return work()
@@ -79,7 +81,7 @@ class GitHubClient:
                 next_step="Retry shortly.",
             ) from None
 
-    def _repo(self, slug: str) -> Any:
+    def repo(self, slug: str) -> Any:
         return self._client.get_repo(slug)
 
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..github_fields import (
+from ..settings import (
+    MAX_COMMENT_CHARS,
+    MAX_COMMENTS_CHARS,
+    MAX_LABELS,
+    MAX_LABELS_IN_LIST,
+    PER_PAGE,
+    REPLY_BUDGET,
+)
+from .client import GitHubClient, check_page, translated
+from .fields import (
     at,
     fitting,
     iso,
@@ -20,16 +29,7 @@ from ..github_fields import (
     title_and_body,
     url_of,
 )
-from ..github_models import Comment, IssueDetail, IssueList, IssueSummary
-from ..settings import (
-    MAX_COMMENT_CHARS,
-    MAX_COMMENTS_CHARS,
-    MAX_LABELS,
-    MAX_LABELS_IN_LIST,
-    PER_PAGE,
-    REPLY_BUDGET,
-)
-from .client import GitHubClient, check_page, translated
+from .models import Comment, IssueDetail, IssueList, IssueSummary
 
 __all__ = ["IssueReading"]
 
@@ -44,19 +44,22 @@ def _is_pull_request(issue: Any) -> bool:
     return issue.pull_request is not None
 
 
-class IssueReading(GitHubClient):
+class IssueReading:
     """The issue half of :class:`.GitHubReader`."""
+
+    def __init__(self, client: GitHubClient) -> None:
+        self.client = client
 
     @translated("the issues")
     def issues(self, slug: str, *, state: str, labels: list[str] | None, page: int) -> IssueList:
         check_page(page)
 
         def fetch() -> list[Any]:
-            repo = self._repo(slug)
+            repo = self.client.repo(slug)
             listing = repo.get_issues(state=state, labels=labels or [])
             return list(listing.get_page(page - 1))
 
-        raw = self._call("the issues", fetch)
+        raw = self.client.call("the issues", fetch)
         issues = []
         for i in raw:
             if _is_pull_request(i):  # GitHub lists pull requests among issues; they have their own tools
@@ -96,7 +99,7 @@ class IssueReading(GitHubClient):
     @translated("issue #{number}")
     def issue(self, slug: str, number: int, *, comments_page: int = 1) -> IssueDetail:
         check_page(comments_page)
-        issue = self._call(f"issue #{number}", lambda: self._repo(slug).get_issue(number))
+        issue = self.client.call(f"issue #{number}", lambda: self.client.repo(slug).get_issue(number))
         url = url_of(issue.html_url)
         total = int(issue.comments or 0)
         notes: list[str] = []
@@ -106,7 +109,7 @@ class IssueReading(GitHubClient):
                 return []
             return list(issue.get_comments().get_page(comments_page - 1))
 
-        raw = self._call(f"the comments of issue #{number}", fetch_comments)
+        raw = self.client.call(f"the comments of issue #{number}", fetch_comments)
 
         def with_comments(budget: int) -> tuple[list[Comment], int]:
             """The comments, their bodies sharing ``budget`` characters fairly; and how many were cut."""

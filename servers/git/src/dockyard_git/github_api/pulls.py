@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..github_fields import (
+from ..settings import (
+    FILES_PER_REPLY,
+    GITHUB_MAX_LISTED_FILES,
+    MAX_CHECKS,
+    MAX_PATCH_CHARS,
+    MAX_PATCHES_CHARS,
+    MAX_PATH_CHARS,
+    PER_PAGE,
+    REPLY_BUDGET,
+)
+from .client import GitHubClient, check_page, translated
+from .fields import (
     at,
     fitting,
     iso,
@@ -20,24 +31,16 @@ from ..github_fields import (
     title_and_body,
     url_of,
 )
-from ..github_models import ChangedFile, CheckResult, PullDetail, PullList, PullSummary
-from ..settings import (
-    FILES_PER_REPLY,
-    GITHUB_MAX_LISTED_FILES,
-    MAX_CHECKS,
-    MAX_PATCH_CHARS,
-    MAX_PATCHES_CHARS,
-    MAX_PATH_CHARS,
-    PER_PAGE,
-    REPLY_BUDGET,
-)
-from .client import GitHubClient, check_page, translated
+from .models import ChangedFile, CheckResult, PullDetail, PullList, PullSummary
 
 __all__ = ["PullRequestReading"]
 
 
-class PullRequestReading(GitHubClient):
+class PullRequestReading:
     """The pull request half of :class:`.GitHubReader`."""
+
+    def __init__(self, client: GitHubClient) -> None:
+        self.client = client
 
     @translated("the pull requests")
     def pull_requests(
@@ -51,10 +54,10 @@ class PullRequestReading(GitHubClient):
             kwargs["head"] = head
 
         def fetch() -> list[Any]:
-            pulls = self._repo(slug).get_pulls(**kwargs)
+            pulls = self.client.repo(slug).get_pulls(**kwargs)
             return list(pulls.get_page(page - 1))
 
-        items = self._call("the pull requests", fetch)
+        items = self.client.call("the pull requests", fetch)
         summaries = []
         for p in items:
             n, url, title = listed_title(p, "pull request")
@@ -89,7 +92,7 @@ class PullRequestReading(GitHubClient):
         ``None`` means the calling tool has no such argument, so notes point at the web page only."""
         page = files_page or 1
         check_page(page)
-        pull = self._call(f"pull request #{number}", lambda: self._repo(slug).get_pull(number))
+        pull = self.client.call(f"pull request #{number}", lambda: self.client.repo(slug).get_pull(number))
         head_sha = str(pull.head.sha)
         url = url_of(pull.html_url)
         notes: list[str] = []
@@ -97,7 +100,7 @@ class PullRequestReading(GitHubClient):
         title, body = title_and_body(pull, f"pull request #{number}", url, notes)
 
         def statuses() -> tuple[str | None, list[CheckResult], int]:
-            commit = self._repo(slug).get_commit(head_sha)
+            commit = self.client.repo(slug).get_commit(head_sha)
             combined = commit.get_combined_status()
             listed = list(combined.statuses)
             runs = commit.get_check_runs()
@@ -122,7 +125,9 @@ class PullRequestReading(GitHubClient):
             ]
             return combined.state, checks, total
 
-        combined_state, checks, total_checks = self._call(f"the checks of pull request #{number}", statuses)
+        combined_state, checks, total_checks = self.client.call(
+            f"the checks of pull request #{number}", statuses
+        )
         checks_cut = total_checks > len(checks)
         if checks_cut:
             notes.append(
@@ -153,7 +158,9 @@ class PullRequestReading(GitHubClient):
             return found[:FILES_PER_REPLY]
 
         raw_files = (
-            self._call(f"the files of pull request #{number}", fetch_files) if first < listed_total else []
+            self.client.call(f"the files of pull request #{number}", fetch_files)
+            if first < listed_total
+            else []
         )
 
         def with_patches(budget: int) -> tuple[list[ChangedFile], int]:

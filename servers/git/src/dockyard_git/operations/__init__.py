@@ -7,12 +7,28 @@ follow ``-e``, and author/grep/date filters are ``--opt=value``.
 
 from __future__ import annotations
 
-from .history import github_slug
-from .worktree import WorktreeOperations
+from ..gitcmd import GitRunner
+from ..repos import RepositorySet
+from ..settings import Limits
+from .github_remote import github_remote, github_slug
+from .history import History
+from .plumbing import Plumbing
+from .worktree import Worktree
 
-__all__ = ["GitOperations", "github_slug"]
+__all__ = ["GitOperations", "History", "Plumbing", "Worktree", "github_remote", "github_slug"]
 
 
-class GitOperations(WorktreeOperations):
-    """Every git operation the tools perform (history in :mod:`.history`, the working tree and writes in
-    :mod:`.worktree`, what they share in :mod:`.base`)."""
+class GitOperations:
+    """Every git operation the tools perform, each defined in one module over one shared
+    :class:`~.plumbing.Plumbing` (running git on a repository, verifying revisions and paths, reading a
+    diff as a bounded patch): ``history`` (log, show, blame, branches, tags, grep: :mod:`.history`) and
+    ``worktree`` (the repository list, status, diff and the write tools: :mod:`.worktree`)."""
+
+    def __init__(self, repositories: RepositorySet, runner: GitRunner, limits: Limits | None = None) -> None:
+        self.plumbing = Plumbing(repositories, runner, limits)
+        self.history = History(self.plumbing)
+        self.worktree = Worktree(self.plumbing, self.history)
+
+    @property
+    def runner(self) -> GitRunner:
+        return self.plumbing.runner

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
-from urllib.parse import urlparse
+from collections.abc import Sequence
 
 from dockyard_shared import (
     InvalidArgument,
@@ -30,13 +29,13 @@ from ..models import (
     Tag,
     TagList,
 )
-from ..patterns import check_pattern
 from ..repos import Repository
 from ..settings import Limits
-from ..worktree_links import LinkedFolders
-from .base import _COMMIT_FORMAT, _FIELD, _RECORD, Plumbing, _clip, _parse_commits
+from .patterns import check_pattern
+from .plumbing import COMMIT_FORMAT, FIELD, RECORD, Plumbing, clip, parse_commits
+from .worktree_links import LinkedFolders
 
-__all__ = ["HistoryOperations", "github_slug"]
+__all__ = ["History"]
 
 # git_log's placeholders by field. The subject goes last in a record, so a subject holding the field
 # separator stays whole (the record is split at most fields − 1 times).
@@ -66,23 +65,29 @@ def _log_fields(fields: Sequence[str] | None) -> list[str]:
 def _parse_log(text: str, fields: list[str], limits: Limits) -> list[dict[str, object]]:
     clipped = {"author", "email", "subject"} & set(fields)
     entries = []
-    for record in text.split(_RECORD):
+    for record in text.split(RECORD):
         record = record.strip("\n")
         if not record:
             continue
-        values = record.split(_FIELD, len(fields) - 1)
+        values = record.split(FIELD, len(fields) - 1)
         if len(values) != len(fields):
             continue
         entry: dict[str, object] = dict(zip(fields, values, strict=True))
         for name in clipped:
-            entry[name] = _clip(entry[name], limits.max_subject_chars)  # type: ignore[arg-type]
+            entry[name] = clip(entry[name], limits.max_subject_chars)  # type: ignore[arg-type]
         if "parents" in entry:
             entry["parents"] = entry["parents"].split()  # type: ignore[union-attr]
         entries.append(entry)
     return entries
 
 
-class HistoryOperations(Plumbing):
+class History:
+    """What the history tools read: log, show, blame, branches, tags, grep (nothing here writes)."""
+
+    def __init__(self, plumbing: Plumbing) -> None:
+        self.plumbing = plumbing
+        self.limits = plumbing.limits
+
     def log(
         self,
         repo: Repository,
@@ -105,7 +110,7 @@ class HistoryOperations(Plumbing):
             raise InvalidArgument("skip must be 0 or more.")
         args = [
             "log",
-            f"--format={_FIELD.join(_LOG_PLACEHOLDERS[f] for f in chosen)}{_RECORD}",
+            f"--format={FIELD.join(_LOG_PLACEHOLDERS[f] for f in chosen)}{RECORD}",
             f"--max-count={count + 1}",
             f"--skip={skip}",
             "--no-color",
@@ -120,12 +125,12 @@ class HistoryOperations(Plumbing):
         if author or grep:
             args.append("--basic-regexp")  # what check_pattern checked, whatever a config chooses
         args += ["--end-of-options"]
-        args += self._range(repo, revision_range) if revision_range else []
-        args += ["--", *self._paths(repo, paths)]
+        args += self.plumbing.range_args(repo, revision_range) if revision_range else []
+        args += ["--", *self.plumbing.pathspec(repo, paths)]
         # One git process: without a range, an empty repository is recognised from git's own refusal
         # rather than by asking for HEAD first (two more processes on every call).
         try:
-            output = self._git(repo, *args, max_bytes=8_000_000)
+            output = self.plumbing.git(repo, *args, max_bytes=8_000_000)
         except Problem as error:
             if revision_range or "does not have any commits yet" not in error.what:
                 raise
@@ -164,14 +169,14 @@ class HistoryOperations(Plumbing):
     ) -> ShowResult:
         if path is None and ":" in revision:
             revision, path = revision.split(":", 1)
-        sha = self.verify(repo, revision or "HEAD")
+        sha = self.plumbing.verify(repo, revision or "HEAD")
         if path is not None:
             return self._show_file(repo, sha, path, offset)
-        header = self._git(repo, "show", "-s", f"--format={_COMMIT_FORMAT}", sha).text
-        (commit,) = _parse_commits(header, self.limits)
+        header = self.plumbing.git(repo, "show", "-s", f"--format={COMMIT_FORMAT}", sha).text
+        (commit,) = parse_commits(header, self.limits)
         common = ["show", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--format="]
-        files = self._diff_files(repo, common, [sha], [], counts=False)
-        patch, cut_files, omitted = self._patch(repo, [*common, "--patch", sha], [], files)
+        files = self.plumbing.diff_files(repo, common, [sha], [], counts=False)
+        patch, cut_files, omitted = self.plumbing.patch(repo, [*common, "--patch", sha], [], files)
         listed, more, _ = take(
             files, max_items=self.limits.max_list, max_chars=self.limits.max_patch_files_chars
         )
@@ -194,9 +199,9 @@ class HistoryOperations(Plumbing):
         )
 
     def _show_file(self, repo: Repository, sha: str, path: str, offset: int) -> ShowResult:
-        relative = self.repositories.relative_path(repo, path)
+        relative = self.plumbing.repositories.relative_path(repo, path)
         spec = f"{sha}:{relative}"
-        kind = self._git(repo, "cat-file", "-t", spec, check=False)
+        kind = self.plumbing.git(repo, "cat-file", "-t", spec, check=False)
         if kind.returncode != 0:
             raise NotFound(
                 f"{relative} does not exist at {sha[:12]}.",
@@ -204,10 +209,10 @@ class HistoryOperations(Plumbing):
             )
         if kind.text.strip() != "blob":
             raise InvalidArgument(f"{relative} is a {kind.text.strip()} at {sha[:12]}, not a file.")
-        size = int(self._git(repo, "cat-file", "-s", spec).text.strip())
+        size = int(self.plumbing.git(repo, "cat-file", "-s", spec).text.strip())
         # cat-file -p applies no filters and no textconv: the stored bytes, nothing a config can run.
         limit = offset + self.limits.max_file_chars * 4 + 1
-        raw = self._git(repo, "cat-file", "-p", spec, max_bytes=limit)
+        raw = self.plumbing.git(repo, "cat-file", "-p", spec, max_bytes=limit)
         if "\x00" in raw.text[:8000]:
             return ShowResult(
                 repository=str(repo.path),
@@ -244,7 +249,7 @@ class HistoryOperations(Plumbing):
         end: int | None = None,
         revision: str | None = None,
     ) -> BlameResult:
-        relative = self.repositories.relative_path(repo, path)
+        relative = self.plumbing.repositories.relative_path(repo, path)
         first = start or 1
         last = end or first + self.limits.max_blame_lines - 1
         if first < 1 or last < first:
@@ -253,8 +258,8 @@ class HistoryOperations(Plumbing):
         last = min(last, first + self.limits.max_blame_lines - 1)
         args = ["blame", "--porcelain", "--no-textconv", f"-L{first},{last}"]
         if revision:
-            args.append(self.verify(repo, revision))
-        output = self._git(repo, *args, "--", relative, check=False)
+            args.append(self.plumbing.verify(repo, revision))
+        output = self.plumbing.git(repo, *args, "--", relative, check=False)
         if output.returncode != 0 and not output.truncated:
             if "has only" in output.stderr:
                 raise InvalidArgument(
@@ -276,10 +281,10 @@ class HistoryOperations(Plumbing):
                     BlameLine(
                         line=number,
                         sha=sha,
-                        author=_clip(data.get("author", ""), self.limits.max_subject_chars),
+                        author=clip(data.get("author", ""), self.limits.max_subject_chars),
                         date=data.get("author-time", ""),
-                        summary=_clip(data.get("summary", ""), self.limits.max_subject_chars),
-                        text=_clip(raw[1:], self.limits.max_line_chars),
+                        summary=clip(data.get("summary", ""), self.limits.max_subject_chars),
+                        text=clip(raw[1:], self.limits.max_line_chars),
                     )
                 )
                 current = {}
@@ -310,16 +315,16 @@ class HistoryOperations(Plumbing):
         refs = {"local": ["refs/heads"], "remote": ["refs/remotes"], "all": ["refs/heads", "refs/remotes"]}[
             kind
         ]
-        fmt = _FIELD.join(
+        fmt = FIELD.join(
             ["%(refname)", "%(objectname)", "%(HEAD)", "%(upstream:short)", "%(contents:subject)"]
         )
         args = ["for-each-ref", f"--format={fmt}", f"--count={self.limits.max_list + 1}"]
         if contains:
-            args.append(f"--contains={self.verify(repo, contains)}")
-        output = self._git(repo, *args, *refs)
+            args.append(f"--contains={self.plumbing.verify(repo, contains)}")
+        output = self.plumbing.git(repo, *args, *refs)
         branches = []
         for line in output.text.splitlines():
-            refname, sha, head, upstream, subject = (line.split(_FIELD) + [""] * 5)[:5]
+            refname, sha, head, upstream, subject = (line.split(FIELD) + [""] * 5)[:5]
             if refname.endswith("/HEAD"):
                 continue
             local = refname.startswith("refs/heads/")
@@ -331,7 +336,7 @@ class HistoryOperations(Plumbing):
                     sha=sha,
                     current=head == "*",
                     upstream=upstream or None,
-                    subject=_clip(subject, self.limits.max_subject_chars),
+                    subject=clip(subject, self.limits.max_subject_chars),
                 )
             )
         branches, truncated, _ = take(
@@ -345,7 +350,7 @@ class HistoryOperations(Plumbing):
         )
 
     def tags(self, repo: Repository) -> TagList:
-        fmt = _FIELD.join(
+        fmt = FIELD.join(
             [
                 "%(refname:short)",
                 "%(*objectname)",
@@ -354,7 +359,7 @@ class HistoryOperations(Plumbing):
                 "%(contents:subject)",
             ]
         )
-        output = self._git(
+        output = self.plumbing.git(
             repo,
             "for-each-ref",
             "--sort=-creatordate",
@@ -364,13 +369,13 @@ class HistoryOperations(Plumbing):
         )
         tags = []
         for line in output.text.splitlines():
-            name, peeled, sha, date, subject = (line.split(_FIELD) + [""] * 5)[:5]
+            name, peeled, sha, date, subject = (line.split(FIELD) + [""] * 5)[:5]
             tags.append(
                 Tag(
                     name=name,
                     sha=peeled or sha,
                     date=date or None,
-                    subject=_clip(subject, self.limits.max_subject_chars),
+                    subject=clip(subject, self.limits.max_subject_chars),
                 )
             )
         tags, truncated, _ = take(tags, max_items=self.limits.max_list, max_chars=self.limits.max_reply_chars)
@@ -400,19 +405,19 @@ class HistoryOperations(Plumbing):
             args.append("-i")
         args += ["-e", pattern]
         if revision:
-            args.append(self.verify(repo, revision))
+            args.append(self.plumbing.verify(repo, revision))
         elif repo.bare:
-            args.append(self.verify(repo, "HEAD"))
-        pathspec = self._paths(repo, paths)
+            args.append(self.plumbing.verify(repo, "HEAD"))
+        pathspec = self.plumbing.pathspec(repo, paths)
         links = LinkedFolders(str(repo.work_tree)) if repo.work_tree and not revision else None
         linked = self._linked_folders(repo, links, pathspec) if links else []
         if linked:
             # git would open the tracked files behind them through the link: leave those folders out.
             magic = [f":(literal){path}" for path in pathspec or ["."]]
             magic += [f":(exclude,literal){folder}" for folder in linked]
-            output = self._git(repo, *args, "--", *magic, max_bytes=400_000, check=False, magic=True)
+            output = self.plumbing.git(repo, *args, "--", *magic, max_bytes=400_000, check=False, magic=True)
         else:
-            output = self._git(repo, *args, "--", *pathspec, max_bytes=400_000, check=False)
+            output = self.plumbing.git(repo, *args, "--", *pathspec, max_bytes=400_000, check=False)
         if output.returncode not in (0, 1) and not output.truncated:
             raise InvalidArgument(
                 f"git grep failed: {output.stderr.strip()[:300]}",
@@ -439,9 +444,7 @@ class HistoryOperations(Plumbing):
         if truncated:
             notes.append(f"More than {len(matches)} matches; narrow with paths or a more specific pattern.")
         if linked or dropped:
-            folders = [_clip(f"{folder}/", 100) for folder in linked] + [
-                _clip(p, 100) for p in sorted(dropped)
-            ]
+            folders = [clip(f"{folder}/", 100) for folder in linked] + [clip(p, 100) for p in sorted(dropped)]
             notes.append(
                 f"Not searched: tracked files behind a symbolic link in the work tree ({', '.join(folders[:10])}"
                 f"{' …' if len(folders) > 10 else ''}); git status reports them deleted. Pass revision='HEAD' "
@@ -456,7 +459,7 @@ class HistoryOperations(Plumbing):
 
     def _linked_folders(self, repo: Repository, links: LinkedFolders, pathspec: Sequence[str]) -> list[str]:
         """The work-tree folders that are links with tracked paths under ``pathspec`` behind them."""
-        output = self._git(repo, "ls-files", "-z", "--", *pathspec, max_bytes=32_000_000)
+        output = self.plumbing.git(repo, "ls-files", "-z", "--", *pathspec, max_bytes=32_000_000)
         if output.truncated:
             raise LimitExceeded(
                 "Too many tracked files to check the work tree for linked folders before searching it.",
@@ -466,35 +469,5 @@ class HistoryOperations(Plumbing):
 
     def tracked_paths(self, repo: Repository, prefix: str, limit: int = 50) -> list[str]:
         """Tracked paths starting with ``prefix`` (for completions)."""
-        output = self._git(repo, "ls-files", "-z", max_bytes=2_000_000, check=False)
+        output = self.plumbing.git(repo, "ls-files", "-z", max_bytes=2_000_000, check=False)
         return [p for p in output.text.split("\x00") if p and p.startswith(prefix)][:limit]
-
-    def github_remote(self, repo: Repository, extra_hosts: Collection[str] = ()) -> str:
-        """``owner/name`` of the repository's first remote on github.com (or one of ``extra_hosts``:
-        GitHub Enterprise), or a not-found problem."""
-        remotes = self._git(repo, "config", "--get-regexp", r"^remote\..*\.url$", check=False)
-        urls = [line.split(" ", 1)[1] for line in remotes.text.splitlines() if " " in line]
-        found = github_slug(urls, extra_hosts)
-        if not found:
-            raise NotFound(
-                f"{repo.name} has no GitHub remote.",
-                next_step="GitHub tools work on repositories with a github.com remote (git_branches "
-                "kind='remote' lists remotes).",
-            )
-        return found
-
-
-def github_slug(remote_urls: Sequence[str], extra_hosts: Collection[str]) -> str | None:
-    """``owner/name`` of the first remote on github.com (or an allowed GitHub Enterprise host)."""
-    hosts = {"github.com", "www.github.com", *extra_hosts}
-    for url in remote_urls:
-        match = re.match(r"^(?:ssh://)?git@([^:/]+)[:/](.+?)(?:\.git)?/?$", url)
-        if match:
-            host, path = match.groups()
-        else:
-            parsed = urlparse(url)
-            host, path = parsed.hostname or "", parsed.path.strip("/").removesuffix(".git")
-        parts = path.split("/")
-        if host.lower() in hosts and len(parts) == 2 and all(re.fullmatch(r"[\w.-]+", p) for p in parts):
-            return f"{parts[0]}/{parts[1]}"
-    return None

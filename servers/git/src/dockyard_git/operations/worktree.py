@@ -25,22 +25,29 @@ from ..models import (
     WriteResult,
 )
 from ..repos import Repository, validate_revision_text
-from .base import _COMMIT_FORMAT, _FIELD, _clip, _parse_commits, _submodule_note
-from .history import HistoryOperations
+from .history import History
+from .plumbing import COMMIT_FORMAT, FIELD, Plumbing, clip, parse_commits, submodule_note
 
-__all__ = ["WorktreeOperations"]
+__all__ = ["Worktree"]
 
 _CONVENTIONAL_TYPES: tuple[str, ...] = get_args(CommitType)
 
 
-class WorktreeOperations(HistoryOperations):
+class Worktree:
+    """The working tree and the index: the repository list, status and diff, and every write tool."""
+
+    def __init__(self, plumbing: Plumbing, history: History) -> None:
+        self.plumbing = plumbing
+        self.history = history
+        self.limits = plumbing.limits
+
     def repository_list(self) -> RepositoryList:
         infos = []
-        for repo in self.repositories.repositories(refresh=True):
-            branch, _ = self._head(repo)
+        for repo in self.plumbing.repositories.repositories(refresh=True):
+            branch, _ = self.plumbing.head(repo)
             dirty = False
             if not repo.bare:
-                porcelain = self._git(
+                porcelain = self.plumbing.git(
                     repo, "status", "--porcelain", "--untracked-files=normal", max_bytes=1, check=False
                 )
                 dirty = bool(porcelain.text.strip()) or porcelain.truncated
@@ -62,8 +69,8 @@ class WorktreeOperations(HistoryOperations):
     def status(self, repo: Repository) -> StatusResult:
         if repo.bare:
             raise InvalidArgument(f"{repo.name} is a bare repository: it has no working tree to report on.")
-        # dirty: a submodule counts by the commit recorded for it, never by its files (see _submodule_note).
-        output = self._git(
+        # dirty: a submodule counts by the commit recorded for it, never by its files (see submodule_note).
+        output = self.plumbing.git(
             repo,
             "status",
             "--porcelain=v2",
@@ -139,7 +146,7 @@ class WorktreeOperations(HistoryOperations):
                 "git_diff(mode='name_only', paths=[...])."
             )
         if submodules:
-            notes.append(_submodule_note(submodules))
+            notes.append(submodule_note(submodules))
         note = " ".join(notes) or None
         return StatusResult(
             repository=str(repo.path),
@@ -155,9 +162,9 @@ class WorktreeOperations(HistoryOperations):
 
     def _diff_target(self, repo: Repository, staged: bool, base: str | None, target: str | None) -> list[str]:
         if base and target:
-            return [self.verify(repo, base, "base"), self.verify(repo, target, "target")]
+            return [self.plumbing.verify(repo, base, "base"), self.plumbing.verify(repo, target, "target")]
         if base:
-            return [self.verify(repo, base, "base")]
+            return [self.plumbing.verify(repo, base, "base")]
         if target:
             raise InvalidArgument(
                 "target needs a base too.", next_step="Pass base (and target) to compare two revisions."
@@ -180,13 +187,13 @@ class WorktreeOperations(HistoryOperations):
         if not 0 <= context_lines <= 50:
             raise InvalidArgument("context_lines must be between 0 and 50.")
         where = self._diff_target(repo, staged, base, target)
-        pathspec = ["--", *self._paths(repo, paths)]
+        pathspec = ["--", *self.plumbing.pathspec(repo, paths)]
         common = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M"]
         if where == ["--cached"] or (base and target):
             # No work tree involved: a submodule's change is its recorded commit ("Subproject commit …").
             # Against the work tree it would be the submodule's checked-out commit, which is never read.
             common.append("--ignore-submodules=dirty")
-        files = self._diff_files(repo, common, where, pathspec, counts=mode == "stat")
+        files = self.plumbing.diff_files(repo, common, where, pathspec, counts=mode == "stat")
         if mode != "patch":
             listed, more, _ = take(
                 files, max_items=self.limits.max_list, max_chars=self.limits.max_reply_chars
@@ -200,7 +207,7 @@ class WorktreeOperations(HistoryOperations):
                 if more
                 else None,
             )
-        patch, cut_files, omitted = self._patch(
+        patch, cut_files, omitted = self.plumbing.patch(
             repo, [*common, f"--unified={context_lines}", *where], pathspec[1:], files
         )
         listed, more, _ = take(
@@ -208,7 +215,7 @@ class WorktreeOperations(HistoryOperations):
         )
         parts = []
         if cut_files:
-            names = ", ".join(_clip(name, 100) for name in cut_files[:10])
+            names = ", ".join(clip(name, 100) for name in cut_files[:10])
             parts.append(f"cut per file ({self.limits.max_file_patch_chars:,} characters each): {names}")
         if omitted:
             parts.append(
@@ -234,25 +241,25 @@ class WorktreeOperations(HistoryOperations):
         )
 
     def add(self, repo: Repository, paths: Sequence[str]) -> WriteResult:
-        self._work_tree(repo)
+        self.plumbing.require_work_tree(repo)
         if not paths:
             raise InvalidArgument(
                 "Name the files to stage.",
                 next_step="Pass paths, e.g. ['src/app.py'] or ['.'] for everything.",
             )
-        left_out = self._submodules_left_out(repo, ["add"], self._paths(repo, paths))
+        left_out = self.plumbing.submodules_left_out(repo, ["add"], self.plumbing.pathspec(repo, paths))
         message = f"Staged {len(paths)} path(s)."
         if left_out:
             message += f" Submodules left out (never staged here): {', '.join(left_out[:10])}."
         return WriteResult(repository=str(repo.path), message=message, status=self.status(repo))
 
     def unstage(self, repo: Repository, paths: Sequence[str]) -> WriteResult:
-        self._work_tree(repo)
-        relative = self._paths(repo, paths) or ["."]
-        if self._head(repo)[1] is None:
-            self._git(repo, "rm", "--cached", "-r", "-q", "--", *relative)
+        self.plumbing.require_work_tree(repo)
+        relative = self.plumbing.pathspec(repo, paths) or ["."]
+        if self.plumbing.head(repo)[1] is None:
+            self.plumbing.git(repo, "rm", "--cached", "-r", "-q", "--", *relative)
         else:
-            self._git(repo, "reset", "-q", "HEAD", "--", *relative)
+            self.plumbing.git(repo, "reset", "-q", "HEAD", "--", *relative)
         return WriteResult(repository=str(repo.path), message="Unstaged.", status=self.status(repo))
 
     def commit(
@@ -264,7 +271,7 @@ class WorktreeOperations(HistoryOperations):
         scope: str | None = None,
         breaking: bool = False,
     ) -> WriteResult:
-        self._work_tree(repo)
+        self.plumbing.require_work_tree(repo)
         text = message.strip()
         if not text:
             raise InvalidArgument("The commit message is empty.")
@@ -283,23 +290,23 @@ class WorktreeOperations(HistoryOperations):
                 "Nothing is staged, so there is nothing to commit.",
                 next_step="Stage changes with git_add first.",
             )
-        identity = self._git(repo, "config", "--get", "user.email", check=False).text.strip()
+        identity = self.plumbing.git(repo, "config", "--get", "user.email", check=False).text.strip()
         if not identity:
             raise Conflict(
                 "The repository has no committer identity (user.name / user.email in its config).",
                 next_step="Ask the user to set them: git config user.name '…' && git config user.email '…'.",
             )
-        self.runner.run(
+        self.plumbing.runner.run(
             repo.git_dir,
             repo.work_tree,
             ["commit", "--no-verify", "--no-gpg-sign", "--cleanup=strip", "--file=-"],
             stdin=text.encode(),
         )
-        header = self._git(repo, "show", "-s", f"--format={_COMMIT_FORMAT}", "HEAD").text
+        header = self.plumbing.git(repo, "show", "-s", f"--format={COMMIT_FORMAT}", "HEAD").text
         return WriteResult(
             repository=str(repo.path),
             message="Committed.",
-            commit=_parse_commits(header, self.limits)[0],
+            commit=parse_commits(header, self.limits)[0],
             status=self.status(repo),
         )
 
@@ -307,30 +314,34 @@ class WorktreeOperations(HistoryOperations):
         self, repo: Repository, *, name: str, start_point: str | None = None, switch: bool = False
     ) -> WriteResult:
         validate_revision_text(name, "branch name")
-        check = self._git(repo, "check-ref-format", "--branch", name, check=False)
+        check = self.plumbing.git(repo, "check-ref-format", "--branch", name, check=False)
         if check.returncode != 0:
             raise InvalidArgument(
                 f"{name!r} is not a valid branch name.",
                 next_step="Use letters, digits, '-', '_', '/' (no spaces, '..', '~', '^', ':').",
             )
-        start = self.verify(repo, start_point or "HEAD", "start_point")
-        existing = self._git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{name}", check=False)
+        start = self.plumbing.verify(repo, start_point or "HEAD", "start_point")
+        existing = self.plumbing.git(
+            repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{name}", check=False
+        )
         if existing.returncode == 0:
             raise Conflict(
                 f"A branch named {name!r} already exists.",
                 next_step="Pick another name, or switch to it with git_checkout.",
             )
-        self._git(repo, "branch", "--no-track", "--end-of-options", name, start)
+        self.plumbing.git(repo, "branch", "--no-track", "--end-of-options", name, start)
         if switch:
             return self.checkout(repo, branch=name)
         return WriteResult(repository=str(repo.path), message=f"Created branch {name} at {start[:12]}.")
 
     def checkout(self, repo: Repository, *, branch: str) -> WriteResult:
-        self._work_tree(repo)
+        self.plumbing.require_work_tree(repo)
         validate_revision_text(branch, "branch")
-        exists = self._git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
+        exists = self.plumbing.git(
+            repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False
+        )
         if exists.returncode != 0:
-            names = [b.name for b in self.branches(repo, kind="local").branches]
+            names = [b.name for b in self.history.branches(repo, kind="local").branches]
             raise NotFound(
                 f"There is no local branch {branch!r}.", next_step=did_you_mean(branch, names, kind="branch")
             )
@@ -341,17 +352,17 @@ class WorktreeOperations(HistoryOperations):
                 f"The working tree has uncommitted changes ({', '.join(changed)}); switching branches could discard them.",
                 next_step="Commit them (git_add, git_commit) or set them aside with git_stash(action='push'), then switch.",
             )
-        self._git(repo, "switch", "--no-guess", "--end-of-options", branch)
+        self.plumbing.git(repo, "switch", "--no-guess", "--end-of-options", branch)
         return WriteResult(
             repository=str(repo.path), message=f"Switched to {branch}.", status=self.status(repo)
         )
 
     def stash(self, repo: Repository, *, action: str, message: str | None = None) -> WriteResult:
-        self._work_tree(repo)
+        self.plumbing.require_work_tree(repo)
         if action == "list":
-            output = self._git(repo, "stash", "list", "--format=%gd%x1f%s")
+            output = self.plumbing.git(repo, "stash", "list", "--format=%gd%x1f%s")
             found = [
-                _clip(line.replace(_FIELD, ": ", 1), self.limits.max_subject_chars)
+                clip(line.replace(FIELD, ": ", 1), self.limits.max_subject_chars)
                 for line in output.text.splitlines()
             ]
             entries, more, _ = take(
@@ -366,7 +377,7 @@ class WorktreeOperations(HistoryOperations):
             if not (status.staged or status.unstaged):
                 raise Conflict("There are no changes to stash.", next_step="Nothing to do.")
             args = ["stash", "push"] + ([f"--message={message}"] if message else [])
-            left_out = self._submodules_left_out(repo, args, [])
+            left_out = self.plumbing.submodules_left_out(repo, args, [])
             text = "Changes stashed." + (
                 f" Submodules left out: {', '.join(left_out[:10])}." if left_out else ""
             )
@@ -374,7 +385,7 @@ class WorktreeOperations(HistoryOperations):
         if action == "pop":
             # --quiet: otherwise pop runs its own `git status` as a child, which reads the config the pop
             # has just rewritten before our overrides could be recomputed for it.
-            output = self._git(repo, "stash", "pop", "--quiet", check=False)
+            output = self.plumbing.git(repo, "stash", "pop", "--quiet", check=False)
             if output.returncode != 0:
                 text = (output.stderr or output.text).strip()
                 if "No stash entries" in text:

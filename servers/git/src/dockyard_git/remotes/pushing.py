@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from dockyard_shared import Conflict, InvalidArgument, LimitExceeded, NotFound, PermissionDenied
 from dockyard_shared.untrusted import fence
 
-from ..remote_access import RemoteUrl
-from ..remote_models import PushResult
 from ..repos import Repository
-from .base import SHA
-from .fetching import FetchOperations
+from .access import RemoteUrl
+from .context import SHA, RemoteContext
+from .models import PushResult
 
 _MAX_TAGS = 20
 
@@ -35,10 +34,13 @@ class PushPlan:
     confirmation: str | None
 
 
-class PushOperations(FetchOperations):
-    # -- git_push -----------------------------------------------------------------------------
+class Pushing:
+    """git_push (:meth:`plan`, then :meth:`push` once the user confirmed, when asked), over the shared :class:`~.context.RemoteContext`."""
 
-    def plan_push(
+    def __init__(self, ctx: RemoteContext) -> None:
+        self.ctx = ctx
+
+    def plan(
         self,
         repo: Repository,
         remote: str | None = None,
@@ -49,38 +51,40 @@ class PushOperations(FetchOperations):
         tags: list[str] | None = None,
     ) -> PushPlan:
         if branch:
-            branch = self._valid_name(branch, "The branch")
+            branch = self.ctx.valid_name(branch, "The branch")
         else:
             if repo.bare:
                 raise InvalidArgument(f"{repo.name} is a bare repository: say which branch to push.")
-            branch = self._current_branch(repo)
-        sha = self._sha(repo, f"refs/heads/{branch}")
+            branch = self.ctx.current_branch(repo)
+        sha = self.ctx.sha(repo, f"refs/heads/{branch}")
         if sha is None:
             raise NotFound(
                 f"{repo.name} has no local branch {branch!r}.", next_step="List branches with git_branches."
             )
-        push_remote, upstream_remote, upstream_ref = self._tracking(repo, branch)
-        name = self._remote(repo, remote, push_remote or upstream_remote)
+        push_remote, upstream_remote, upstream_ref = self.ctx.tracking(repo, branch)
+        name = self.ctx.choose_remote(repo, remote, push_remote or upstream_remote)
         if upstream_remote == name and upstream_ref and upstream_ref.startswith("refs/heads/"):
-            remote_branch = self._valid_name(upstream_ref.removeprefix("refs/heads/"), "The upstream branch")
+            remote_branch = self.ctx.valid_name(
+                upstream_ref.removeprefix("refs/heads/"), "The upstream branch"
+            )
         else:
             remote_branch = branch
-        named_tags = tuple(dict.fromkeys(self._valid_name(tag, "The tag") for tag in tags or []))
+        named_tags = tuple(dict.fromkeys(self.ctx.valid_name(tag, "The tag") for tag in tags or []))
         if len(named_tags) > _MAX_TAGS:
             raise InvalidArgument(f"At most {_MAX_TAGS} tags per push.")
         for tag in named_tags:
-            if self._git(
+            if self.ctx.git(
                 repo, "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}", check=False
             ).returncode:
                 raise NotFound(f"{repo.name} has no tag {tag!r}.", next_step="List tags with git_tags.")
-        with self.runner.holding(repo.git_dir):
-            urls = self._push_urls(repo, name)
-            self._check_config(repo)
+        with self.ctx.runner.holding(repo.git_dir):
+            urls = self.ctx.push_urls(repo, name)
+            self.ctx.check_config(repo)
             self._check_fetch_refspecs(repo, name)
             default_branch, remote_sha = self._remote_heads(repo, name, urls, remote_branch)
         lease = None
         if force_with_lease:
-            lease = self._sha(repo, f"refs/remotes/{name}/{remote_branch}") or ""
+            lease = self.ctx.sha(repo, f"refs/remotes/{name}/{remote_branch}") or ""
         protected = self._protected(repo, name, remote_branch, default_branch)
         target = f"{remote_branch} on {name} ({urls[0].shown})"
         confirmation = None
@@ -92,7 +96,7 @@ class PushOperations(FetchOperations):
                 + (f" {protected}" if protected else "")
             )
         elif protected:
-            if remote_sha and not self._is_ancestor(repo, remote_sha, sha):
+            if remote_sha and not self.ctx.is_ancestor(repo, remote_sha, sha):
                 raise self._rejected(branch, remote_branch, name, "non-fast-forward")
             confirmation = f"Push {branch} ({sha[:12]}) to {target}? {protected}"
         return PushPlan(
@@ -111,7 +115,9 @@ class PushOperations(FetchOperations):
 
     def _check_fetch_refspecs(self, repo: Repository, name: str) -> None:
         """git updates the refs a push maps through the remote's fetch refspecs: only remote-tracking ones."""
-        out = self._git(repo, "config", "--get-all", "--end-of-options", f"remote.{name}.fetch", check=False)
+        out = self.ctx.git(
+            repo, "config", "--get-all", "--end-of-options", f"remote.{name}.fetch", check=False
+        )
         for spec in out.text.splitlines():
             destination = spec.partition(":")[2]
             if destination and not destination.startswith("refs/remotes/"):
@@ -128,13 +134,13 @@ class PushOperations(FetchOperations):
         args = [
             "ls-remote",
             "--symref",
-            f"--upload-pack={self.access.pack_programs(urls)[0]}",
+            f"--upload-pack={self.ctx.access.pack_programs(urls)[0]}",
             "--end-of-options",
             name,
             "HEAD",
             f"refs/heads/{remote_branch}",
         ]
-        out = self._network(repo, args, self.access.network(name, urls, fetching=False), urls)
+        out = self.ctx.on_network(repo, args, self.ctx.access.network(name, urls, fetching=False), urls)
         default = current = None
         for line in out.text.splitlines():
             value, _, ref = line.partition("\t")
@@ -146,13 +152,13 @@ class PushOperations(FetchOperations):
 
     def _protected(self, repo: Repository, name: str, remote_branch: str, default: str | None) -> str | None:
         """Why a push to ``remote_branch`` needs the user's confirmation, or ``None``."""
-        if self.settings.protected_branches:
-            for pattern in self.settings.protected_branches:
+        if self.ctx.settings.protected_branches:
+            for pattern in self.ctx.settings.protected_branches:
                 if fnmatch.fnmatchcase(remote_branch, pattern):
                     return f"{remote_branch} is a protected branch (--protected-branch {pattern})."
             return None
         defaults = {default} if default else set()
-        recorded = self._git(repo, "symbolic-ref", "--quiet", f"refs/remotes/{name}/HEAD", check=False)
+        recorded = self.ctx.git(repo, "symbolic-ref", "--quiet", f"refs/remotes/{name}/HEAD", check=False)
         if recorded.returncode == 0:
             defaults.add(recorded.text.strip().removeprefix(f"refs/remotes/{name}/"))
         if remote_branch in defaults:
@@ -161,15 +167,15 @@ class PushOperations(FetchOperations):
 
     def push(self, plan: PushPlan) -> PushResult:
         repo, name = plan.repo, plan.remote
-        with self.runner.holding(repo.git_dir):
-            urls = self._push_urls(repo, name)
+        with self.ctx.runner.holding(repo.git_dir):
+            urls = self.ctx.push_urls(repo, name)
             if [u.raw for u in urls] != [u.raw for u in plan.urls]:
                 raise Conflict(
                     f"The URL of the remote {name!r} changed while the push waited; nothing was pushed.",
                     retryable=True,
                     next_step="Call git_push again.",
                 )
-            self._check_config(repo)
+            self.ctx.check_config(repo)
             self._check_fetch_refspecs(repo, name)
             args = [
                 "push",
@@ -179,15 +185,15 @@ class PushOperations(FetchOperations):
                 "--no-signed",
                 "--recurse-submodules=no",
                 "--no-force-if-includes",
-                f"--receive-pack={self.access.pack_programs(urls)[1]}",
+                f"--receive-pack={self.ctx.access.pack_programs(urls)[1]}",
             ]
             if plan.lease is not None:
                 args.append(f"--force-with-lease=refs/heads/{plan.remote_branch}:{plan.lease}")
             args += ["--end-of-options", name, f"{plan.sha}:refs/heads/{plan.remote_branch}"]
             args += [f"refs/tags/{tag}:refs/tags/{tag}" for tag in plan.tags]
-            access = self.access.network(name, urls, fetching=False)
+            access = self.ctx.access.network(name, urls, fetching=False)
             try:
-                out = self.runner.run(
+                out = self.ctx.runner.run(
                     repo.git_dir, repo.work_tree, args, max_bytes=1_000_000, check=False, network=access
                 )
             except LimitExceeded:
@@ -198,7 +204,7 @@ class PushOperations(FetchOperations):
                 ) from None
         status = self._push_status(out.text, plan)
         if status is None:
-            raise self._network_problem("push", out, urls[0].shown)
+            raise self.ctx.network_problem("push", out, urls[0].shown)
         flag, summary = status
         if flag in ("!",):
             reason = re.search(r"\(([^)]*)\)", summary)
@@ -206,11 +212,11 @@ class PushOperations(FetchOperations):
                 plan.branch, plan.remote_branch, name, reason.group(1) if reason else summary
             )
         if out.returncode != 0:  # the branch went, a tag did not
-            raise self._network_problem("push", out, urls[0].shown)
+            raise self.ctx.network_problem("push", out, urls[0].shown)
         upstream_set = False
         if plan.set_upstream:
-            self._git(repo, "config", "--end-of-options", f"branch.{plan.branch}.remote", name)
-            self._git(
+            self.ctx.git(repo, "config", "--end-of-options", f"branch.{plan.branch}.remote", name)
+            self.ctx.git(
                 repo,
                 "config",
                 "--end-of-options",

@@ -12,7 +12,7 @@ from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
 
 from ..context import GitContext
-from ..github_models import IssueDetail, IssueList, PullDetail, PullList
+from ..github_api.models import IssueDetail, IssueList, PullDetail, PullList
 from .arguments import RepoPath
 
 __all__ = ["register"]

@@ -16,7 +16,7 @@ from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
 
 from ..context import GitContext
-from ..remote_models import FetchResult, PullResult, PushResult, RemotesResult
+from ..remotes.models import FetchResult, PullResult, PushResult, RemotesResult
 from .arguments import RepoPath
 
 __all__ = ["register"]
@@ -46,7 +46,7 @@ def register(registrar: ToolRegistrar, git: GitContext, *, writes: bool) -> None
         ahead/behind as of the last fetch, and when that was.
         Limits: 50 remotes, 300 branches.
         """
-        return await git.on_remote(repo_path, lambda remotes, repo: remotes.remotes(repo))
+        return await git.on_remote(repo_path, lambda remotes, repo: remotes.listing.remotes(repo))
 
     @registrar.tool(annotations=FETCHES)
     async def git_fetch(
@@ -63,7 +63,9 @@ def register(registrar: ToolRegistrar, git: GitContext, *, writes: bool) -> None
         Returns: refs moved (new, updated, forced, deleted; commits each), commits fetched.
         Limits: branches, not tags; no submodules; 50 refs listed.
         """
-        return await git.on_remote(repo_path, lambda remotes, repo: remotes.fetch(repo, remote, prune=prune))
+        return await git.on_remote(
+            repo_path, lambda remotes, repo: remotes.fetching.fetch(repo, remote, prune=prune)
+        )
 
     if not writes:
         return
@@ -81,7 +83,9 @@ def register(registrar: ToolRegistrar, git: GitContext, *, writes: bool) -> None
         Returns: outcome (fast-forwarded, up to date, ahead), commits brought in, the fetch.
         Limits: refused if uncommitted changes would be overwritten.
         """
-        return await git.on_remote(repo_path, lambda remotes, repo: remotes.pull(repo, remote, branch))
+        return await git.on_remote(
+            repo_path, lambda remotes, repo: remotes.fetching.pull(repo, remote, branch)
+        )
 
     @registrar.tool(annotations=PUSHES)
     async def git_push(
@@ -108,7 +112,7 @@ def register(registrar: ToolRegistrar, git: GitContext, *, writes: bool) -> None
         """
         plan = await git.on_remote(
             repo_path,
-            lambda remotes, repo: remotes.plan_push(
+            lambda remotes, repo: remotes.pushing.plan(
                 repo, remote, branch, set_upstream=set_upstream, force_with_lease=force_with_lease, tags=tags
             ),
         )
@@ -122,4 +126,4 @@ def register(registrar: ToolRegistrar, git: GitContext, *, writes: bool) -> None
             )
             if pending is not None:
                 return pending  # type: ignore[return-value]  # the client asks the user and retries
-        return await git.on_remote(repo_path, lambda remotes, repo: remotes.push(plan))
+        return await git.on_remote(repo_path, lambda remotes, repo: remotes.pushing.push(plan))

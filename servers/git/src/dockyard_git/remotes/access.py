@@ -38,8 +38,8 @@ from urllib.parse import unquote, urlsplit
 
 from dockyard_shared import NotFound, PermissionDenied
 
-from .network import NetworkAccess
-from .settings import RemoteSettings
+from ..gitcmd import NetworkAccess
+from ..settings import RemoteSettings
 
 __all__ = ["OperatorGit", "RemoteAccess", "RemoteUrl", "classify", "scrub", "shown_url"]
 
@@ -86,7 +86,7 @@ _REFUSED_KEYS = {
 
 _FIXED = (
     # Never follow a redirect: where it leads was not checked, and git would ask the credential helpers
-    # (the token's too) for the new host and keep using it. A redirect is refused, saying so (remotes/base.py).
+    # (the token's too) for the new host and keep using it. A redirect is refused, saying so (remotes/context.py).
     ("http.followRedirects", "false"),
     ("push.followTags", "false"),
     ("push.gpgSign", "false"),

@@ -24,7 +24,6 @@ from ..models import (
     StatusResult,
     TagList,
 )
-from ..operations import GitOperations
 from .arguments import Paths, RepoPath
 
 __all__ = ["register"]
@@ -53,7 +52,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Returns: file lists with git's status letters.
         Limits: 300 entries per list (truncated says so).
         """
-        return await git.run(repo_path, GitOperations.status)
+        return await git.run(repo_path, lambda ops, repo: ops.worktree.status(repo))
 
     @registrar.tool(annotations=READ_ONLY)
     async def git_log(
@@ -84,7 +83,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         """
         result = await git.run(
             repo_path,
-            lambda ops, repo: ops.log(
+            lambda ops, repo: ops.history.log(
                 repo,
                 max_count=max_count,
                 skip=skip,
@@ -121,7 +120,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         """
         return await git.run(
             repo_path,
-            lambda ops, repo: ops.diff(
+            lambda ops, repo: ops.worktree.diff(
                 repo,
                 staged=staged,
                 base=base,
@@ -148,7 +147,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         binary files not shown.
         """
         return await git.run(
-            repo_path, lambda ops, repo: ops.show(repo, revision=revision, path=path, offset=offset)
+            repo_path, lambda ops, repo: ops.history.show(repo, revision=revision, path=path, offset=offset)
         )
 
     @registrar.tool(annotations=READ_ONLY)
@@ -169,7 +168,8 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Limits: 500 lines per call; give start/end and continue where the note says.
         """
         return await git.run(
-            repo_path, lambda ops, repo: ops.blame(repo, path=path, start=start, end=end, revision=revision)
+            repo_path,
+            lambda ops, repo: ops.history.blame(repo, path=path, start=start, end=end, revision=revision),
         )
 
     @registrar.tool(annotations=READ_ONLY)
@@ -185,7 +185,9 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Returns: name, kind, sha, current, upstream, subject.
         Limits: 300 branches.
         """
-        return await git.run(repo_path, lambda ops, repo: ops.branches(repo, kind=kind, contains=contains))
+        return await git.run(
+            repo_path, lambda ops, repo: ops.history.branches(repo, kind=kind, contains=contains)
+        )
 
     @registrar.tool(annotations=READ_ONLY)
     async def git_tags(repo_path: RepoPath = None) -> TagList:
@@ -196,7 +198,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Returns: name, sha, date, subject.
         Limits: the newest 300.
         """
-        return await git.run(repo_path, GitOperations.tags)
+        return await git.run(repo_path, lambda ops, repo: ops.history.tags(repo))
 
     @registrar.tool(annotations=READ_ONLY)
     async def git_grep(
@@ -216,7 +218,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         """
         return await git.run(
             repo_path,
-            lambda ops, repo: ops.grep(
+            lambda ops, repo: ops.history.grep(
                 repo,
                 pattern=pattern,
                 paths=paths,

@@ -32,7 +32,7 @@ entries appended after the layout's (a later entry wins), the same treatment as 
 the network keys it names, the operator's environment *under* the runner's, its own time limit (and as
 much CPU time), and a limit on the size of any file git writes (``RLIMIT_FSIZE``: one pack cannot exceed
 it). Its gatekeeper folder also holds git's https helpers and the credential helpers installed beside git.
-What a :class:`NetworkAccess` holds is decided by :mod:`.remote_access`.
+What a :class:`NetworkAccess` holds is decided by :mod:`..remotes.access`.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ from pathlib import Path
 
 from dockyard_shared import Conflict, InvalidArgument, LimitExceeded, NotFound, PermissionDenied
 
+from .bare import BareCheck
 from .layout import EMPTY_HOME, Layout, Layouts, listing_environment
 from .network import NetworkAccess, network_environment
 from .process import ProcessLimits, run_bounded, running_processes
@@ -198,6 +199,7 @@ class GitRunner:
                 "core.packedGitLimit": f"{max(2 * window_mb, memory_mb // 2)}m",
             },
         )
+        self.is_bare = BareCheck(git=self.git, timeout_s=timeout_s, limits=self.limits)
         self._repository_locks: dict[str, _SharedExclusive] = {}
         self._lock = threading.Lock()
         self._held = threading.local()  # the git dirs whose lock this thread holds (see holding())

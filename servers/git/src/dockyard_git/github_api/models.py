@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from dockyard_shared.untrusted import UNTRUSTED_NAME, UNTRUSTED_TEXT
 
-from .settings import MAX_BODY_CHARS, MAX_LABELS, MAX_LABELS_IN_LIST, MAX_PATCH_CHARS, MAX_PATCHES_CHARS
+from ..settings import MAX_BODY_CHARS, MAX_LABELS, MAX_LABELS_IN_LIST, MAX_PATCH_CHARS, MAX_PATCHES_CHARS
 
 
 class PullSummary(BaseModel):

@@ -21,42 +21,42 @@ from ..models import (
 from ..repos import Repository, RepositorySet, validate_revision_text
 from ..settings import Limits
 
-__all__ = ["Plumbing"]
+__all__ = ["COMMIT_FORMAT", "FIELD", "RECORD", "Plumbing", "clip", "parse_commits", "submodule_note"]
 
-_FIELD, _RECORD = "\x1f", "\x1e"
-_COMMIT_FORMAT = _FIELD.join(["%H", "%an", "%ae", "%aI", "%s", "%P"]) + _RECORD
+FIELD, RECORD = "\x1f", "\x1e"
+COMMIT_FORMAT = FIELD.join(["%H", "%an", "%ae", "%aI", "%s", "%P"]) + RECORD
 
 
-def _clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, with a visible mark when cut (one-line fields: subjects, names)."""
     return text if len(text) <= limit else text[:limit] + f"…[{len(text) - limit} more characters]"
 
 
-def _parse_commits(text: str, limits: Limits) -> list[Commit]:
+def parse_commits(text: str, limits: Limits) -> list[Commit]:
     commits = []
-    for record in text.split(_RECORD):
+    for record in text.split(RECORD):
         record = record.strip("\n")
         if not record:
             continue
-        fields = record.split(_FIELD)
+        fields = record.split(FIELD)
         if len(fields) < 6:
             continue
         sha, author, email, date, subject, parents = fields[:6]
         commits.append(
             Commit(
                 sha=sha,
-                author=_clip(author, limits.max_subject_chars),
-                email=_clip(email, limits.max_subject_chars),
+                author=clip(author, limits.max_subject_chars),
+                email=clip(email, limits.max_subject_chars),
                 date=date,
-                subject=_clip(subject, limits.max_subject_chars),
+                subject=clip(subject, limits.max_subject_chars),
                 parents=parents.split(),
             )
         )
     return commits
 
 
-def _submodule_note(paths: Sequence[str]) -> str:
-    shown = ", ".join(_clip(path, 100) for path in paths[:5]) + (
+def submodule_note(paths: Sequence[str]) -> str:
+    shown = ", ".join(clip(path, 100) for path in paths[:5]) + (
         f" and {len(paths) - 5} more" if len(paths) > 5 else ""
     )
     return (
@@ -70,7 +70,7 @@ def _cut_section(name: str, section: str, max_chars: int) -> str:
     marked with how to see the rest."""
     target = f"paths=['{name}']" if len(name) <= 200 else "paths=[its path]"
     mark = (
-        f"\n[… {_clip(name, 200)}: diff cut here; call git_diff with {target} and fewer context_lines, "
+        f"\n[… {clip(name, 200)}: diff cut here; call git_diff with {target} and fewer context_lines, "
         "or read the file with git_show]\n"
     )
     kept = fit(section, max_chars - json_chars(mark))
@@ -99,7 +99,7 @@ class Plumbing:
         self.runner = runner
         self.limits = limits or Limits()
 
-    def _git(
+    def git(
         self,
         repo: Repository,
         *args: str,
@@ -111,14 +111,14 @@ class Plumbing:
             repo.git_dir, repo.work_tree, args, max_bytes=max_bytes, check=check, magic_pathspecs=magic
         )
 
-    def _gitlinks(self, repo: Repository, pathspec: Sequence[str]) -> list[str]:
+    def gitlinks(self, repo: Repository, pathspec: Sequence[str]) -> list[str]:
         """The submodules (gitlinks in the index) under ``pathspec``.
 
         ``git add`` and ``git stash push`` ask every submodule they cover whether it is dirty by starting a
         git inside it, whatever the config says; the runner's gatekeeper stops that git, so these commands
         are given pathspecs that leave the submodules out.
         """
-        output = self._git(repo, "ls-files", "-z", "--stage", "--", *pathspec, max_bytes=32_000_000)
+        output = self.git(repo, "ls-files", "-z", "--stage", "--", *pathspec, max_bytes=32_000_000)
         if output.truncated:
             raise LimitExceeded(
                 "The index is too large to check for submodules before staging.",
@@ -131,24 +131,22 @@ class Plumbing:
                 links.append(path)
         return links
 
-    def _submodules_left_out(
-        self, repo: Repository, command: list[str], pathspec: Sequence[str]
-    ) -> list[str]:
+    def submodules_left_out(self, repo: Repository, command: list[str], pathspec: Sequence[str]) -> list[str]:
         """Run ``command`` on ``pathspec`` (literal paths, all by default) with the submodules left out;
         returns the submodules left out."""
-        links = self._gitlinks(repo, pathspec)
+        links = self.gitlinks(repo, pathspec)
         if not links:
-            self._git(repo, *command, "--", *pathspec)
+            self.git(repo, *command, "--", *pathspec)
             return []
         magic = [f":(literal){path}" for path in pathspec or ["."]]
         magic += [f":(exclude,literal){link}" for link in links]
-        self._git(repo, *command, "--", *magic, magic=True)
+        self.git(repo, *command, "--", *magic, magic=True)
         return links
 
     def verify(self, repo: Repository, revision: str, what: str = "revision") -> str:
         """The commit id ``revision`` names, or a not-found error."""
         revision = validate_revision_text(revision, what)
-        result = self._git(
+        result = self.git(
             repo,
             "rev-parse",
             "--verify",
@@ -165,7 +163,7 @@ class Plumbing:
             )
         return sha
 
-    def _range(self, repo: Repository, revision_range: str) -> list[str]:
+    def range_args(self, repo: Repository, revision_range: str) -> list[str]:
         """``A..B`` / ``A...B`` / ``REV`` with every end verified and replaced by its commit id."""
         for operator in ("...", ".."):
             if operator in revision_range:
@@ -175,21 +173,21 @@ class Plumbing:
                 return [f"{left_sha}{operator}{right_sha}"]
         return [self.verify(repo, revision_range)]
 
-    def _paths(self, repo: Repository, paths: Sequence[str] | None) -> list[str]:
+    def pathspec(self, repo: Repository, paths: Sequence[str] | None) -> list[str]:
         return [self.repositories.relative_path(repo, p) for p in (paths or [])]
 
-    def _head(self, repo: Repository) -> tuple[str | None, str | None]:
-        head = self._git(repo, "rev-parse", "--verify", "--quiet", "HEAD", check=False).text.strip() or None
+    def head(self, repo: Repository) -> tuple[str | None, str | None]:
+        head = self.git(repo, "rev-parse", "--verify", "--quiet", "HEAD", check=False).text.strip() or None
         branch = (
-            self._git(repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).text.strip() or None
+            self.git(repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).text.strip() or None
         )
         return branch, head
 
-    def _work_tree(self, repo: Repository) -> None:
+    def require_work_tree(self, repo: Repository) -> None:
         if repo.bare:
             raise InvalidArgument(f"{repo.name} is a bare repository: it has no working tree.")
 
-    def _diff_files(
+    def diff_files(
         self,
         repo: Repository,
         common: list[str],
@@ -204,7 +202,7 @@ class Plumbing:
         (``--numstat``) need the content diffed, so they are asked for only when wanted.
         """
         extra = ["--raw", "--numstat"] if counts else ["--raw"]
-        tokens = self._git(repo, *common, *extra, "-z", *where, *pathspec, max_bytes=8_000_000).text.split(
+        tokens = self.git(repo, *common, *extra, "-z", *where, *pathspec, max_bytes=8_000_000).text.split(
             "\x00"
         )
         files: dict[str, DiffFileStat] = {}
@@ -230,7 +228,7 @@ class Plumbing:
             entry.deletions = None if deleted == "-" else int(deleted or 0)
         return list(files.values())
 
-    def _patch(
+    def patch(
         self, repo: Repository, diff_args: list[str], paths: list[str], files: list[DiffFileStat]
     ) -> tuple[str, list[str], int]:
         """The patch for ``files``, each file cut at its own budget and the whole at the total budget.
@@ -250,7 +248,7 @@ class Plumbing:
                 break
             batch = paths if first else pending[:64]
             first = False
-            output = self._git(repo, *diff_args, "--", *batch, max_bytes=per_file + (budget - total) * 2)
+            output = self.git(repo, *diff_args, "--", *batch, max_bytes=per_file + (budget - total) * 2)
             sections = _split_patch(output.text)
             for index, (name, section) in enumerate(sections):
                 partial = output.truncated and index == len(sections) - 1

@@ -13,8 +13,8 @@ from pydantic import BaseModel
 
 from dockyard_shared.untrusted import fence_cut, plain_name
 
-from .bounds import fit, take
-from .settings import MAX_BODY_CHARS, MAX_NAME_CHARS, MAX_TITLE_CHARS, PER_PAGE, REPLY_BUDGET
+from ..bounds import fit, take
+from ..settings import MAX_BODY_CHARS, MAX_NAME_CHARS, MAX_TITLE_CHARS, PER_PAGE, REPLY_BUDGET
 
 __all__ = [
     "at",

@@ -30,7 +30,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Returns: the new status.
         Limits: paths inside the repository only.
         """
-        return await git.run(repo_path, lambda ops, repo: ops.add(repo, paths))
+        return await git.run(repo_path, lambda ops, repo: ops.worktree.add(repo, paths))
 
     @registrar.tool(annotations=ADDITIVE)
     async def git_unstage(paths: Paths = None, repo_path: RepoPath = None) -> WriteResult:
@@ -41,7 +41,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Returns: the new status.
         Limits: no paths: everything staged.
         """
-        return await git.run(repo_path, lambda ops, repo: ops.unstage(repo, paths or []))
+        return await git.run(repo_path, lambda ops, repo: ops.worktree.unstage(repo, paths or []))
 
     @registrar.tool(annotations=ADDITIVE)
     async def git_commit(
@@ -63,7 +63,9 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         """
         return await git.run(
             repo_path,
-            lambda ops, repo: ops.commit(repo, message=message, type=type, scope=scope, breaking=breaking),
+            lambda ops, repo: ops.worktree.commit(
+                repo, message=message, type=type, scope=scope, breaking=breaking
+            ),
         )
 
     @registrar.tool(annotations=ADDITIVE)
@@ -82,7 +84,9 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         """
         return await git.run(
             repo_path,
-            lambda ops, repo: ops.create_branch(repo, name=name, start_point=start_point, switch=switch),
+            lambda ops, repo: ops.worktree.create_branch(
+                repo, name=name, start_point=start_point, switch=switch
+            ),
         )
 
     @registrar.tool(annotations=DESTRUCTIVE)
@@ -97,7 +101,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Returns: the new status.
         Limits: refuses while there are uncommitted changes: nothing is ever discarded.
         """
-        return await git.run(repo_path, lambda ops, repo: ops.checkout(repo, branch=branch))
+        return await git.run(repo_path, lambda ops, repo: ops.worktree.checkout(repo, branch=branch))
 
     @registrar.tool(annotations=ADDITIVE)
     async def git_stash(
@@ -115,4 +119,6 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Returns: the status after push or pop, or the stash entries.
         Limits: pop keeps the entry when it conflicts.
         """
-        return await git.run(repo_path, lambda ops, repo: ops.stash(repo, action=action, message=message))
+        return await git.run(
+            repo_path, lambda ops, repo: ops.worktree.stash(repo, action=action, message=message)
+        )

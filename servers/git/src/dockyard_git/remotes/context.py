@@ -1,5 +1,5 @@
-"""What the remote operations share: running git in the repository, names, which remote and branch, and
-running a command on the network with its failures worded for the model."""
+"""What the remote operations share (:class:`RemoteContext`): running git in the repository, names, which
+remote and branch, and running a command on the network with its failures worded for the model."""
 
 from __future__ import annotations
 
@@ -16,11 +16,10 @@ from dockyard_shared import (
 )
 from dockyard_shared.untrusted import fence
 
-from ..gitcmd import GitOutput, GitRunner
-from ..network import NetworkAccess
-from ..remote_access import RemoteAccess, RemoteUrl, classify, refused_config, scrub
+from ..gitcmd import GitOutput, GitRunner, NetworkAccess
 from ..repos import Repository, RepositorySet
 from ..settings import Limits, RemoteSettings
+from .access import RemoteAccess, RemoteUrl, classify, refused_config, scrub
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/+@-]{0,99}")
 SHA = re.compile(r"[0-9a-f]{40,64}")
@@ -29,7 +28,10 @@ _COUNT_CAP = 10_000  # commits counted, at most, per count
 _REDIRECT = re.compile(r"returned error: (30[1278])\b")
 
 
-class RemotePlumbing:
+class RemoteContext:
+    """One repository set's remotes as the operator allows them; the listing, fetching and pushing objects
+    of :class:`~.RemoteOperations` each hold the same one."""
+
     def __init__(
         self,
         repositories: RepositorySet,
@@ -47,36 +49,36 @@ class RemotePlumbing:
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _git(self, repo: Repository, *args: str, check: bool = True, stdin: bytes | None = None) -> GitOutput:
+    def git(self, repo: Repository, *args: str, check: bool = True, stdin: bytes | None = None) -> GitOutput:
         return self.runner.run(
             repo.git_dir, repo.work_tree, args, max_bytes=2_000_000, check=check, stdin=stdin
         )
 
-    def _sha(self, repo: Repository, ref: str) -> str | None:
-        out = self._git(
+    def sha(self, repo: Repository, ref: str) -> str | None:
+        out = self.git(
             repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False
         )
         sha = out.text.strip()
         return sha if out.returncode == 0 and SHA.fullmatch(sha) else None
 
-    def _is_ancestor(self, repo: Repository, older: str, newer: str) -> bool:
-        return self._git(repo, "merge-base", "--is-ancestor", older, newer, check=False).returncode == 0
+    def is_ancestor(self, repo: Repository, older: str, newer: str) -> bool:
+        return self.git(repo, "merge-base", "--is-ancestor", older, newer, check=False).returncode == 0
 
-    def _count(self, repo: Repository, include: list[str], exclude: list[str]) -> tuple[int, bool]:
+    def count(self, repo: Repository, include: list[str], exclude: list[str]) -> tuple[int, bool]:
         """Commits reachable from ``include`` and from none of ``exclude`` (at most :data:`_COUNT_CAP`)."""
         if not include:
             return 0, False
         lines = "".join(f"{sha}\n" for sha in include) + "".join(f"^{sha}\n" for sha in exclude)
-        out = self._git(
+        out = self.git(
             repo, "rev-list", "--count", f"--max-count={_COUNT_CAP}", "--stdin", stdin=lines.encode()
         )
         count = int(out.text.strip() or 0)
         return count, count >= _COUNT_CAP
 
-    def _refs(self, repo: Repository, prefix: str = "") -> dict[str, str]:
+    def refs(self, repo: Repository, prefix: str = "") -> dict[str, str]:
         """Refs that name commits (or tags of them), by name."""
         args = ["for-each-ref", "--format=%(objectname) %(objecttype) %(refname)"]
-        out = self._git(repo, *args, *([prefix] if prefix else []))
+        out = self.git(repo, *args, *([prefix] if prefix else []))
         refs = {}
         for line in out.text.splitlines():
             sha, kind, ref = ([*line.split(" ", 2), "", ""])[:3]
@@ -87,7 +89,7 @@ class RemotePlumbing:
     def _cwd(self, repo: Repository):
         return repo.work_tree or repo.git_dir
 
-    def _valid_name(self, value: str, what: str) -> str:
+    def valid_name(self, value: str, what: str) -> str:
         """A remote, branch or tag name: plain, not an option, a valid ref name component."""
         if not isinstance(value, str) or not _NAME.fullmatch(value) or ".." in value or "//" in value:
             raise InvalidArgument(
@@ -101,17 +103,17 @@ class RemotePlumbing:
 
     # -- which remote, which branch -----------------------------------------------------------
 
-    def _remote_names(self, repo: Repository) -> list[str]:
-        return [line for line in self._git(repo, "remote").text.splitlines() if line]
+    def remote_names(self, repo: Repository) -> list[str]:
+        return [line for line in self.git(repo, "remote").text.splitlines() if line]
 
-    def _remote(self, repo: Repository, name: str | None, preferred: str | None = None) -> str:
+    def choose_remote(self, repo: Repository, name: str | None, preferred: str | None = None) -> str:
         """The remote ``name`` asks for; else ``preferred`` (the branch's upstream, when a remote), else
         origin, else the only one."""
-        names = self._remote_names(repo)
+        names = self.remote_names(repo)
         if not name and preferred in names:
             name = preferred
         if name:
-            self._valid_name(name, "The remote")
+            self.valid_name(name, "The remote")
             if name not in names:
                 raise NotFound(
                     f"{repo.name} has no remote named {name!r}.",
@@ -121,7 +123,7 @@ class RemotePlumbing:
         if "origin" in names:
             return "origin"
         if len(names) == 1:
-            return self._valid_name(names[0], "The remote")
+            return self.valid_name(names[0], "The remote")
         if not names:
             raise NotFound(
                 f"{repo.name} has no remotes.", next_step="Ask the user to add one (git remote add)."
@@ -131,8 +133,8 @@ class RemotePlumbing:
             next_step=f"Pass remote: one of {', '.join(names[:10])}.",
         )
 
-    def _current_branch(self, repo: Repository) -> str:
-        out = self._git(repo, "symbolic-ref", "--quiet", "HEAD", check=False)
+    def current_branch(self, repo: Repository) -> str:
+        out = self.git(repo, "symbolic-ref", "--quiet", "HEAD", check=False)
         ref = out.text.strip()
         if out.returncode != 0 or not ref.startswith("refs/heads/"):
             raise InvalidArgument(
@@ -141,9 +143,9 @@ class RemotePlumbing:
             )
         return ref.removeprefix("refs/heads/")
 
-    def _tracking(self, repo: Repository, branch: str) -> tuple[str | None, str | None, str | None]:
+    def tracking(self, repo: Repository, branch: str) -> tuple[str | None, str | None, str | None]:
         """(push remote, upstream remote, upstream's ref on the remote) of a local branch."""
-        out = self._git(
+        out = self.git(
             repo,
             "for-each-ref",
             "--format=%(push:remotename)%00%(upstream:remotename)%00%(upstream:remoteref)",
@@ -152,29 +154,29 @@ class RemotePlumbing:
         parts = [*(out.text.splitlines() or [""])[0].split("\x00"), "", "", ""]
         return parts[0] or None, parts[1] or None, parts[2] or None
 
-    def _fetch_url(self, repo: Repository, remote: str) -> RemoteUrl:
-        out = self._git(repo, "remote", "get-url", "--end-of-options", remote, check=False)
+    def fetch_url(self, repo: Repository, remote: str) -> RemoteUrl:
+        out = self.git(repo, "remote", "get-url", "--end-of-options", remote, check=False)
         if out.returncode != 0 or not out.text.strip():
             raise NotFound(f"The remote {remote!r} has no URL.", next_step="Ask the user to set one.")
-        return self._classify(repo, out.text.splitlines()[0])
+        return self.classify(repo, out.text.splitlines()[0])
 
-    def _push_urls(self, repo: Repository, remote: str) -> tuple[RemoteUrl, ...]:
-        out = self._git(repo, "remote", "get-url", "--push", "--all", "--end-of-options", remote, check=False)
+    def push_urls(self, repo: Repository, remote: str) -> tuple[RemoteUrl, ...]:
+        out = self.git(repo, "remote", "get-url", "--push", "--all", "--end-of-options", remote, check=False)
         urls = [line for line in out.text.splitlines() if line]
         if out.returncode != 0 or not urls:
             raise NotFound(f"The remote {remote!r} has no URL.", next_step="Ask the user to set one.")
-        return tuple(self._classify(repo, url) for url in urls[:10])
+        return tuple(self.classify(repo, url) for url in urls[:10])
 
-    def _classify(self, repo: Repository, url: str) -> RemoteUrl:
+    def classify(self, repo: Repository, url: str) -> RemoteUrl:
         return classify(
             url,
             cwd=self._cwd(repo),
             protocols=self.settings.protocols,
-            inside_roots=self.repositories._allowed,
+            inside_roots=self.repositories.allows,
             refusal=self.runner.refusal,
         )
 
-    def _check_config(self, repo: Repository) -> None:
+    def check_config(self, repo: Repository) -> None:
         reason = refused_config(self.runner.config_names(repo.git_dir))
         if reason:
             raise PermissionDenied(
@@ -185,7 +187,7 @@ class RemotePlumbing:
 
     # -- running on the network ---------------------------------------------------------------
 
-    def _network(self, repo: Repository, args: list[str], access: NetworkAccess, urls) -> GitOutput:
+    def on_network(self, repo: Repository, args: list[str], access: NetworkAccess, urls) -> GitOutput:
         shown = urls[0].shown
         try:
             out = self.runner.run(
@@ -198,10 +200,10 @@ class RemotePlumbing:
                 next_step="Retry later; if the remote is just slow, the operator can raise --remote-timeout.",
             ) from None
         if out.returncode != 0:
-            raise self._network_problem(args[0], out, shown)
+            raise self.network_problem(args[0], out, shown)
         return out
 
-    def _network_problem(self, command: str, out: GitOutput, shown: str) -> Problem:
+    def network_problem(self, command: str, out: GitOutput, shown: str) -> Problem:
         stderr = scrub(out.stderr, self.access.secrets)
         lines = [
             line.strip() for line in stderr.splitlines() if line.strip() and not line.startswith("hint:")

@@ -1,5 +1,5 @@
-"""What a git command that talks to a remote may use, on top of the runner's hardening (see gitcmd.py); what
-it holds is decided by :mod:`.remote_access`."""
+"""What a git command that talks to a remote may use, on top of the runner's hardening (see runner.py); what
+it holds is decided by :mod:`..remotes.access`."""
 
 from __future__ import annotations
 
