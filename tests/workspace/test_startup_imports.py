@@ -28,7 +28,6 @@ DEFERRED = {
     "sqlalchemy": "sqlite and tasks, on the first database use",
     "alembic": "tasks, when its database needs migrating (a first start does)",
     "psycopg": "tasks, on a PostgreSQL URL",
-    "git": "GitPython, the git server's first repository use",
     "github": "PyGithub, the git server's first GitHub call",
     "httpx": "name-origin, on its first upstream request",
     "jsonref": "FastMCP, for a schema dockyard_shared.schema.inline_local_refs leaves to it (none of ours)",
@@ -38,8 +37,8 @@ DEFERRED = {
     "jsonschema": "the MCP client side's output-schema validation",
     "fastmcp.client": "FastMCP's client, which no server needs",
     "griffe": "FastMCP's docstring parsing, for a docstring with sections (ours have none: dockyard_shared.toolsets)",
-    "dockyard_git.github_models": "the git server's GitHub toolset, served only with a token",
-    "dockyard_git.remote_models": "the git server's remote toolset, off by default (--allow-remote)",
+    "dockyard_git.github_api.models": "the git server's GitHub toolset, served only with a token",
+    "dockyard_git.remotes.models": "the git server's remote toolset, off by default (--allow-remote)",
 }
 
 # What a server imports before initialize on purpose, and why (kept short: each entry is start-up time).

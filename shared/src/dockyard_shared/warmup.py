@@ -1,7 +1,7 @@
 """Work a server defers until it has answered ``initialize``: what its first requests would otherwise pay.
 
 Why: a host shows a server as ready, and starts an agent's turn, once ``initialize`` is answered; a
-library the first message does not need (SQLAlchemy, GitPython, PyGithub, httpx) only delays that answer.
+library the first message does not need (SQLAlchemy, PyGithub, httpx) only delays that answer.
 Such imports are made where the code first needs them, and a server names them here too, so they are
 usually done by the time the model calls a tool (bench/startup measures both: spawn → ``initialize``, and
 each tool's first call against its warm median).
