@@ -92,7 +92,9 @@ def open_store(settings: Settings) -> TaskStore:
 def _task_store(settings: Settings) -> TaskStore:
     from .store import TaskStore
 
-    return TaskStore(settings.database_url, limits=settings.limits)
+    return TaskStore(
+        settings.database_url, limits=settings.limits, statement_timeout_s=settings.statement_timeout_s
+    )
 
 
 class LazyStore:

@@ -51,6 +51,9 @@ class Settings:
     demo: bool = False
     exposure: Exposure = field(default_factory=Exposure)
     limits: StoreLimits | None = None  # None: the store's defaults
+    # Database safety (--statement-timeout, --allow-shared-file): see add_arguments.
+    statement_timeout_s: float = 10.0
+    allow_shared_file: bool = False
 
 
 def default_database_url() -> str:
@@ -110,6 +113,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--demo", action="store_true", help="add the sample project TASK (if absent) to the database"
     )
+    # Database safety: a bound on each PostgreSQL statement; one process per SQLite file.
+    group.add_argument(
+        "--statement-timeout",
+        type=_positive_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="PostgreSQL: the longest one statement, or its wait for a lock, may take before it is "
+        "cancelled and the call fails with nothing saved (default: 10)",
+    )
+    group.add_argument(
+        "--allow-shared-file",
+        action="store_true",
+        help="SQLite: serve a file another dockyard-tasks process is already serving (its subscribers "
+        "will not hear this process's changes; replicas need PostgreSQL)",
+    )
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError("give a number of seconds above 0 and at most 3600")
+    return value
 
 
 def database_url(url: str) -> str:
@@ -134,5 +162,11 @@ def settings_from(args: argparse.Namespace) -> Settings:
             next_step="Use one: --actors gives each person a token of their own.",
         )
     return Settings(
-        database_url=url, actor=actor, actors=actors, demo=args.demo, exposure=exposure_from(args)
+        database_url=url,
+        actor=actor,
+        actors=actors,
+        demo=args.demo,
+        exposure=exposure_from(args),
+        statement_timeout_s=getattr(args, "statement_timeout", 10.0),
+        allow_shared_file=getattr(args, "allow_shared_file", False),
     )

@@ -73,6 +73,10 @@ def migrate_to(engine: Engine, target: str) -> None:
     known = {rev.revision for rev in script.walk_revisions()}
     with engine.connect().execution_options(**{WRITE: True}) as connection, connection.begin():
         if is_postgres(engine):
+            # A migration may rewrite large tables, and replicas wait here for the one migrating: the
+            # per-statement limits of serving (engine.py) do not apply to it.
+            connection.execute(text("SET LOCAL statement_timeout = 0"))
+            connection.execute(text("SET LOCAL lock_timeout = 0"))
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
         current = MigrationContext.configure(connection).get_current_revision()
         where = shown_url(str(engine.url))
