@@ -48,7 +48,7 @@ from . import detail, feed, mutations, queries, summary, transfer
 from .engine import STATEMENT_TIMEOUT_S, WRITE, connect_without_waiting, is_postgres, make_engine, shown_url
 from .errors import problem_for
 from .history import Announce, ChangeEvent, Recorder
-from .migrate import migrate
+from .migrate import check_sqlite_file, migrate
 from .prepared import PreparedSelects
 from .queries import TaskFilter
 from .schema import Project, Task
@@ -96,6 +96,7 @@ class TaskStore:
         self.clock = clock
         # PostgreSQL: the longest a statement, or its wait for a lock, may take (store/engine.py).
         self.statement_timeout_s = statement_timeout_s
+        check_sqlite_file(url)  # a file it must refuse is refused before the engine touches it
         self.engine = make_engine(url, pool_size=pool_size, statement_timeout_s=statement_timeout_s)
         try:
             migrate(self.engine)
