@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from .claim import claim_sqlite_file
 from .demo import DEMO_KEY, seed_demo
 from .listeners import Listeners
 from .migrations import newest_revision
@@ -73,13 +74,31 @@ def ready_sqlite_file(path: str, *, project: str | None = None) -> bool:
 def open_store(settings: Settings) -> TaskStore:
     """The store ``settings`` name, with the sample project under ``--demo`` (see the module docstring)."""
     path = simple_sqlite_path(settings.database_url)
+    file = path if path is not None else _other_sqlite_path(settings.database_url)
+    if file is not None:  # one server process per file (claim.py); read-only, before anything opens it
+        claim_sqlite_file(file, allow_shared=settings.allow_shared_file)
     if path is not None and ready_sqlite_file(path, project=DEMO_KEY if settings.demo else None):
         # The handle answers for the store (it forwards every attribute): typed as what it stands for.
         return cast("TaskStore", LazyStore(lambda: _task_store(settings)))
     store = _task_store(settings)
+    if file is not None:
+        try:
+            claim_sqlite_file(file, allow_shared=settings.allow_shared_file)  # a file the open created
+        except Exception:
+            store.close()
+            raise
     if settings.demo:
         seed_demo(store)
     return store
+
+
+def _other_sqlite_path(url: str) -> str | None:
+    """The file of a SQLite URL that is not a plain one (SQLAlchemy parses it); None for PostgreSQL."""
+    if not url.startswith("sqlite"):
+        return None
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).database or None
 
 
 def _task_store(settings: Settings) -> TaskStore:
