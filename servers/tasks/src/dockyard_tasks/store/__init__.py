@@ -22,7 +22,7 @@ from sqlalchemy import Connection, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
-from dockyard_shared import InvalidArgument, UpstreamUnavailable
+from dockyard_shared import InvalidArgument, Problem, UpstreamUnavailable
 
 from ..drafts import TaskChanges, TaskDraft
 from ..listeners import Listeners
@@ -52,6 +52,7 @@ from .migrate import check_sqlite_file, migrate
 from .prepared import PreparedSelects
 from .queries import TaskFilter
 from .schema import Project, Task
+from .unreadable import unreadable_in
 
 __all__ = ["ChangeEvent", "StoreLimits", "TaskChanges", "TaskDraft", "TaskFilter", "TaskStore"]
 
@@ -60,6 +61,8 @@ log = logging.getLogger(__name__)
 Listener = Callable[[ChangeEvent], None]
 # SQLite's answers where a read would have had to wait: the read at once then goes to a worker thread.
 _WOULD_WAIT = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+# What turning a stored value into an answer raises when the value is not what the schema writes.
+_UNREADABLE = (ValueError, LookupError, TypeError)
 
 
 @dataclass(frozen=True)
@@ -161,7 +164,19 @@ class TaskStore:
                 with connection.begin():
                     yield connection
         except DBAPIError as error:
-            raise problem_for(error, writing=False, timeout_s=self.statement_timeout_s) from None
+            problem = problem_for(error, writing=False, timeout_s=self.statement_timeout_s)
+            raise (self._unreadable() if not problem.retryable else None) or problem from None
+        except _UNREADABLE as error:
+            # A stored value the answer could not be built from (unreadable.py); else the failure is ours.
+            problem = self._unreadable()
+            if problem is None:
+                raise
+            raise problem from error
+
+    def _unreadable(self) -> Problem | None:
+        """The tasks whose stored values this server cannot read, as an error naming them; None if none.
+        PostgreSQL's types and checks refuse such values when they are written."""
+        return None if self.postgres else unreadable_in(self.engine)
 
     @contextmanager
     def _reading(self) -> Iterator[Session]:
@@ -291,6 +306,8 @@ class TaskStore:
             if error.sqlite_errorcode not in _WOULD_WAIT:
                 log.warning("get_task at once failed, retried in a worker: %s", error)
             return None  # the worker's get_task waits where this could not, and words any failure
+        except _UNREADABLE:
+            return None  # a stored value it cannot read: the worker's get_task names it
         finally:
             cursor.close()
 
