@@ -183,9 +183,10 @@ async def test_a_write_waiting_on_a_postgresql_lock_answers_within_the_bound_and
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_read_waiting_on_a_postgresql_lock_is_a_time_limit_not_a_conflict(postgres_url, era):
     seed(postgres_url)
+    server = server_on(postgres_url, statement_timeout_s=1.0)  # opened (and judged) before the lock
     lock = RowLock(postgres_url, "LOCK TABLE tasks IN ACCESS EXCLUSIVE MODE")
     try:
-        async with open_session(server_on(postgres_url, statement_timeout_s=1.0), era=era) as session:
+        async with open_session(server, era=era) as session:
             text = await session.call_error("list_tasks", {})
             assert text.startswith("Error (limit_exceeded)"), text
             assert "nothing was changed" in text and "saved" not in text, text
@@ -208,3 +209,12 @@ def test_the_statement_timeout_flag_reaches_the_settings():
         stdin=subprocess.DEVNULL,
     )
     assert refused.returncode == 2 and "--statement-timeout" in refused.stderr
+
+
+def test_a_missing_privilege_on_a_read_is_not_worded_as_a_read_only_database():
+    from dockyard_tasks.store.errors import problem_for
+
+    denied = psycopg.errors.InsufficientPrivilege("permission denied for table tasks")
+    text = problem_for(OperationalError("SELECT …", {}, denied), writing=False).for_model()
+    assert text.startswith("Error (upstream_unavailable)") and "refuses this read" in text, text
+    assert "lacks the privilege" in text and "nothing was changed" in text and "saved" not in text, text

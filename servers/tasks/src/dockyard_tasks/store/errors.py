@@ -9,10 +9,12 @@ what the database said                 category              retry
 =====================================  ====================  =================================================
 a constraint, a serialization failure  conflict              yes (another change raced this one)
 SQLite busy past its busy timeout      conflict              yes
-read-only (SQLite 8, PG 25006/42501)   upstream_unavailable  once the operator made it writable
+read-only (SQLite 8, PG 25006)         upstream_unavailable  once the operator made it writable
+no privilege (PG 42501)                upstream_unavailable  once the operator granted it
 full (SQLite 13, PG 53100)             upstream_unavailable  once the operator freed space
 timed out (PG 57014, 55P03)            limit_exceeded        yes; nothing was saved
 unreachable (PG 08…, 57P0x)            upstream_unavailable  yes
+connection lost while committing       upstream_unavailable  read first: it may have been saved
 damaged (SQLite 11/26, PG XX…, 22…)    upstream_unavailable  no
 anything else                          upstream_unavailable  no; the reason is logged
 =====================================  ====================  =================================================
@@ -63,7 +65,14 @@ def problem_for(
             next_step="Read the task (get_task or changes_since) to see whether the change is there before "
             "retrying it.",
         )
-    if sqlite_code == sqlite3.SQLITE_READONLY or state in ("25006", "42501"):
+    if state == "42501":
+        return UpstreamUnavailable(
+            f"The task database refuses this {'write' if writing else 'read'}: the server's database role "
+            f"lacks the privilege ({reason}); {saved}.",
+            next_step="Tell the user: the operator must grant the server's role its privileges on the tasks "
+            "schema. A retry may succeed once that is fixed.",
+        )
+    if sqlite_code == sqlite3.SQLITE_READONLY or state == "25006":
         return UpstreamUnavailable(
             f"The task database refuses writes: it is read-only ({reason}); {saved}.",
             next_step="Tell the user: the operator must make the database writable (file permissions, a "
@@ -95,7 +104,7 @@ def problem_for(
             next_step="Retry the call; read the task again first if you passed expected_version.",
             retryable=True,
         )
-    if sqlite_code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or state == "40P01" or state == "40001":
+    if sqlite_code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or state in ("40001", "40P01"):
         return Conflict(
             f"The task database was busy with other work for longer than its wait limit ({reason}); {saved}.",
             next_step="Retry in a moment.",
