@@ -38,7 +38,7 @@ def claim_sqlite_file(path: str, *, allow_shared: bool) -> None:
         import fcntl
     except ImportError:  # Windows: no flock
         return
-    file = Path(path).expanduser()
+    file = Path(path)  # as SQLite opens it: "~" is not expanded
     try:
         key = str(file.resolve(strict=True))
     except OSError:

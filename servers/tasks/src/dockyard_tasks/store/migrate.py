@@ -60,7 +60,7 @@ def check_sqlite_file(url: str) -> None:
         return
     where = shown_url(url)
     try:
-        found = read_sqlite_file(Path(make_url(url).database or "").expanduser())
+        found = read_sqlite_file(Path(make_url(url).database or ""))  # as SQLite opens it
     except sqlite3.Error as error:
         raise UpstreamUnavailable(
             f"Cannot open the task database {where}: {error}. It was left untouched.",
