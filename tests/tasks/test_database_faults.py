@@ -218,3 +218,14 @@ def test_a_missing_privilege_on_a_read_is_not_worded_as_a_read_only_database():
     text = problem_for(OperationalError("SELECT …", {}, denied), writing=False).for_model()
     assert text.startswith("Error (upstream_unavailable)") and "refuses this read" in text, text
     assert "lacks the privilege" in text and "nothing was changed" in text and "saved" not in text, text
+
+
+def test_a_connection_lost_while_committing_says_the_change_may_have_been_saved():
+    from dockyard_tasks.store.errors import problem_for
+
+    lost = psycopg.errors.AdminShutdown("terminating connection due to administrator command")
+    error = OperationalError("COMMIT", {}, lost, connection_invalidated=True)
+    text = problem_for(error, writing=True, committing=True).for_model()
+    assert "may or may not have been saved" in text and "get_task" in text, text
+    before = problem_for(error, writing=True).for_model()  # lost before the commit: nothing was saved
+    assert "nothing of this call was saved" in before and "may or may not" not in before, before
