@@ -4,8 +4,9 @@ Why: the store (``store/``: SQLAlchemy, its ORM and our queries) is the costlies
 of traced import time, bench/startup), and answering ``initialize`` or ``tools/list`` needs none of it.
 
 How: a SQLite file already at the newest schema revision (every start but a database's first) is checked
-with the standard ``sqlite3`` module: one query of ``alembic_version`` against the head the shipped
-migration files name, and with ``--demo`` one for the sample project. The server then serves a
+with the standard ``sqlite3`` module, read-only (``migrations/audit.py``): its ``alembic_version`` against
+the head the shipped migration files name, its triggers and views against the migrations' own, and with
+``--demo`` one query for the sample project. The server then serves a
 :class:`LazyStore`, and the store itself is opened by the warm-up (``dockyard_shared.warmup``) or by the
 first call that needs it, whichever comes first. Everything else opens the store at start, as before, so
 that its errors stop the server with the reason: a new or older database (to migrate), a revision this
@@ -22,9 +23,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from .claim import claim_sqlite_file
 from .demo import DEMO_KEY, seed_demo
 from .listeners import Listeners
 from .migrations import newest_revision
+from .migrations.audit import read_sqlite_file, refusal
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -58,41 +61,52 @@ def ready_sqlite_file(path: str, *, project: str | None = None) -> bool:
     if not (os.access(file, os.W_OK) and os.access(file.resolve().parent, os.W_OK)):
         return False
     try:
-        # mode=rw: never create a file here (the store's open creates a new database, and reports why not).
-        connection = sqlite3.connect(f"{file.resolve().as_uri()}?mode=rw", uri=True, timeout=_BUSY_TIMEOUT_S)
+        # Read-only, changing nothing (migrations/audit.py); a file that must be refused goes to the
+        # store's open, which refuses it with the reason.
+        found = read_sqlite_file(file, project=project, timeout_s=_BUSY_TIMEOUT_S)
     except sqlite3.Error:
         return False
-    try:
-        versions = [row[0] for row in connection.execute("SELECT version_num FROM alembic_version")]
-        if versions != [newest]:
-            return False
-        if project is not None:
-            return (
-                connection.execute("SELECT 1 FROM projects WHERE key = ?", (project,)).fetchone() is not None
-            )
-        return True
-    except sqlite3.Error:
+    if found is None or found.revision != newest or refusal(found, path) is not None:
         return False
-    finally:
-        connection.close()
+    return project is None or found.has_project
 
 
 def open_store(settings: Settings) -> TaskStore:
     """The store ``settings`` name, with the sample project under ``--demo`` (see the module docstring)."""
     path = simple_sqlite_path(settings.database_url)
+    file = path if path is not None else _other_sqlite_path(settings.database_url)
+    if file is not None:  # one server process per file (claim.py); read-only, before anything opens it
+        claim_sqlite_file(file, allow_shared=settings.allow_shared_file)
     if path is not None and ready_sqlite_file(path, project=DEMO_KEY if settings.demo else None):
         # The handle answers for the store (it forwards every attribute): typed as what it stands for.
         return cast("TaskStore", LazyStore(lambda: _task_store(settings)))
     store = _task_store(settings)
+    if file is not None:
+        try:
+            claim_sqlite_file(file, allow_shared=settings.allow_shared_file)  # a file the open created
+        except Exception:
+            store.close()
+            raise
     if settings.demo:
         seed_demo(store)
     return store
 
 
+def _other_sqlite_path(url: str) -> str | None:
+    """The file of a SQLite URL that is not a plain one (SQLAlchemy parses it); None for PostgreSQL."""
+    if not url.startswith("sqlite"):
+        return None
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).database or None
+
+
 def _task_store(settings: Settings) -> TaskStore:
     from .store import TaskStore
 
-    return TaskStore(settings.database_url, limits=settings.limits)
+    return TaskStore(
+        settings.database_url, limits=settings.limits, statement_timeout_s=settings.statement_timeout_s
+    )
 
 
 class LazyStore:

@@ -63,6 +63,9 @@ class Settings:
     exposure: Exposure = field(default_factory=Exposure)
     limits: StoreLimits | None = None  # None: the store's defaults
     subscriptions: SubscriptionLimits = field(default_factory=SubscriptionLimits)
+    # Database safety (--statement-timeout, --allow-shared-file): see add_arguments.
+    statement_timeout_s: float = 10.0
+    allow_shared_file: bool = False
 
 
 def default_database_url() -> str:
@@ -142,6 +145,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ),
     ):
         group.add_argument(flag, type=_positive_int, default=default, metavar="N", help=help)
+    # Database safety: a bound on each PostgreSQL statement; one process per SQLite file.
+    group.add_argument(
+        "--statement-timeout",
+        type=_positive_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="PostgreSQL: the longest one statement, or its wait for a lock, may take before it is "
+        "cancelled and the call fails with nothing saved (default: 10)",
+    )
+    group.add_argument(
+        "--allow-shared-file",
+        action="store_true",
+        help="SQLite: serve a file another dockyard-tasks process is already serving (its subscribers "
+        "will not hear this process's changes; replicas need PostgreSQL)",
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -151,6 +169,16 @@ def _positive_int(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError("give a number of seconds above 0 and at most 3600")
     return value
 
 
@@ -188,4 +216,6 @@ def settings_from(args: argparse.Namespace) -> Settings:
         demo=args.demo,
         exposure=exposure_from(args),
         subscriptions=subscriptions,
+        statement_timeout_s=getattr(args, "statement_timeout", 10.0),
+        allow_shared_file=getattr(args, "allow_shared_file", False),
     )

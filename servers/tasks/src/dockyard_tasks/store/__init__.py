@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import Connection, select
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
-from dockyard_shared import Conflict, InvalidArgument, Problem, UpstreamUnavailable
+from dockyard_shared import InvalidArgument, Problem, UpstreamUnavailable
 
 from ..drafts import TaskChanges, TaskDraft
 from ..listeners import Listeners
@@ -45,12 +45,14 @@ from ..models import (
 )
 from ..rules import TaskRef, check_name, format_task_id, parse_project_key, parse_task_id
 from . import detail, feed, links, mutations, queries, summary, transfer
-from .engine import WRITE, connect_without_waiting, is_postgres, make_engine, shown_url
+from .engine import STATEMENT_TIMEOUT_S, WRITE, connect_without_waiting, is_postgres, make_engine, shown_url
+from .errors import problem_for
 from .history import Announce, ChangeEvent, Recorder
-from .migrate import migrate
+from .migrate import check_sqlite_file, migrate
 from .prepared import PreparedSelects
 from .queries import TaskFilter
 from .schema import Project, Task
+from .unreadable import unreadable_in
 
 __all__ = ["ChangeEvent", "StoreLimits", "TaskChanges", "TaskDraft", "TaskFilter", "TaskStore"]
 
@@ -59,6 +61,8 @@ log = logging.getLogger(__name__)
 Listener = Callable[[ChangeEvent], None]
 # SQLite's answers where a read would have had to wait: the read at once then goes to a worker thread.
 _WOULD_WAIT = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+# What turning a stored value into an answer raises when the value is not what the schema writes.
+_UNREADABLE = (ValueError, LookupError, TypeError)
 
 
 @dataclass(frozen=True)
@@ -80,28 +84,6 @@ def utc_now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None, microsecond=0)
 
 
-def _problem_for(error: DBAPIError) -> Problem:
-    """A database failure, worded for the model."""
-    code = getattr(error.orig, "sqlstate", None) or ""
-    text = str(error.orig).lower()
-    if isinstance(error, IntegrityError) or code in ("40001", "40P01", "55P03") or "locked" in text:
-        return Conflict(
-            "Another change to the same tasks was being made at the same moment; nothing of this call was saved.",
-            next_step="Retry the call; read the task again first if you passed expected_version.",
-            retryable=True,
-        )
-    if error.connection_invalidated or code.startswith("08") or "connect" in text:
-        return UpstreamUnavailable(
-            "The task database cannot be reached.",
-            next_step="Retry in a moment; if it persists, the operator should check the database server.",
-        )
-    log.error("database error: %s", error)
-    return Conflict(
-        "The database refused the change; nothing of this call was saved.",
-        next_step="Check the values against the tool's description, then retry.",
-    )
-
-
 class TaskStore:
     def __init__(
         self,
@@ -110,11 +92,15 @@ class TaskStore:
         limits: StoreLimits | None = None,
         clock: Callable[[], datetime] = utc_now,
         pool_size: int = 5,
+        statement_timeout_s: float = STATEMENT_TIMEOUT_S,
     ) -> None:
         self.url = url
         self.limits = limits or StoreLimits()
         self.clock = clock
-        self.engine = make_engine(url, pool_size=pool_size)
+        # PostgreSQL: the longest a statement, or its wait for a lock, may take (store/engine.py).
+        self.statement_timeout_s = statement_timeout_s
+        check_sqlite_file(url)  # a file it must refuse is refused before the engine touches it
+        self.engine = make_engine(url, pool_size=pool_size, statement_timeout_s=statement_timeout_s)
         try:
             migrate(self.engine)
         except DBAPIError as error:
@@ -141,9 +127,13 @@ class TaskStore:
         """SQLite plans by its statistics, which nothing else keeps: sample them at start-up (a few ms;
         without them counting overdue tasks took a table lookup per open task). PostgreSQL's autovacuum
         keeps its own."""
-        with self.engine.connect().execution_options(**{WRITE: True}) as connection, connection.begin():
-            connection.exec_driver_sql("PRAGMA analysis_limit=1000")
-            connection.exec_driver_sql("ANALYZE")
+        try:
+            with self.engine.connect().execution_options(**{WRITE: True}) as connection, connection.begin():
+                connection.exec_driver_sql("PRAGMA analysis_limit=1000")
+                connection.exec_driver_sql("ANALYZE")
+        except DBAPIError as error:
+            # A read-only or full database still serves reads: each write then says why it failed.
+            log.warning("the database's statistics were not refreshed: %s", error.orig)
 
     def close(self) -> None:
         with self._at_once_lock:
@@ -174,7 +164,19 @@ class TaskStore:
                 with connection.begin():
                     yield connection
         except DBAPIError as error:
-            raise _problem_for(error) from None
+            problem = problem_for(error, writing=False, timeout_s=self.statement_timeout_s)
+            raise (self._unreadable() if not problem.retryable else None) or problem from None
+        except _UNREADABLE as error:
+            # A stored value the answer could not be built from (unreadable.py); else the failure is ours.
+            problem = self._unreadable()
+            if problem is None:
+                raise
+            raise problem from error
+
+    def _unreadable(self) -> Problem | None:
+        """The tasks whose stored values this server cannot read, as an error naming them; None if none.
+        PostgreSQL's types and checks refuse such values when they are written."""
+        return None if self.postgres else unreadable_in(self.engine)
 
     @contextmanager
     def _reading(self) -> Iterator[Session]:
@@ -200,6 +202,7 @@ class TaskStore:
         the next revision, and after the commit this process's listeners hear of it."""
         actor = check_name(actor, field="actor")
         event = None
+        committing = False
         try:
             with (
                 self.engine.connect().execution_options(**{WRITE: True}) as connection,
@@ -208,8 +211,11 @@ class TaskStore:
                 recorder = Recorder(connection, actor, self.clock())
                 yield connection, recorder
                 event = recorder.finish(postgres=self.postgres, announce=self.announce)
+                committing = True  # leaving the block commits: a failure now may come after the commit landed
         except DBAPIError as error:
-            raise _problem_for(error) from None
+            raise problem_for(
+                error, writing=True, committing=committing, timeout_s=self.statement_timeout_s
+            ) from None
         if event is not None and event.revision:
             self.publish(event)
 
@@ -273,7 +279,7 @@ class TaskStore:
             except DBAPIError as error:
                 if getattr(error.orig, "sqlite_errorcode", None) in _WOULD_WAIT:
                     return None
-                raise _problem_for(error) from None
+                raise problem_for(error, writing=False) from None
             return self._read_task_at_once(driver, prepared, ref)
         finally:
             self._at_once_lock.release()
@@ -300,6 +306,8 @@ class TaskStore:
             if error.sqlite_errorcode not in _WOULD_WAIT:
                 log.warning("get_task at once failed, retried in a worker: %s", error)
             return None  # the worker's get_task waits where this could not, and words any failure
+        except _UNREADABLE:
+            return None  # a stored value it cannot read: the worker's get_task names it
         finally:
             cursor.close()
 

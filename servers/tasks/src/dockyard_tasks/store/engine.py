@@ -6,7 +6,10 @@ reads and then writes fails outright (SQLITE_BUSY_SNAPSHOT) when another process
 which the busy timeout cannot help with.
 
 PostgreSQL (psycopg 3): writes lock the rows they compare (``SELECT … FOR UPDATE``), so concurrent
-replicas serialise per task rather than per database.
+replicas serialise per task rather than per database. Every session runs with ``statement_timeout``
+and ``lock_timeout`` (``--statement-timeout``, 10 s by default) and ``idle_in_transaction_session_timeout``:
+a statement that waits on a lock or a stalled server is cancelled by PostgreSQL itself, its transaction
+rolled back, so a call answers within the bound and a write it reports as failed never commits later.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dockyard_shared import InvalidArgument
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
+    "STATEMENT_TIMEOUT_S",
     "WRITE",
     "connect_without_waiting",
     "is_postgres",
@@ -32,6 +36,7 @@ __all__ = [
 ]
 
 BUSY_TIMEOUT_MS = 10_000
+STATEMENT_TIMEOUT_S = 10.0  # PostgreSQL: statement_timeout and lock_timeout (--statement-timeout)
 # Execution option marking a connection whose transaction will write (see the module docstring).
 WRITE = "dockyard_write"
 # Set while connect_without_waiting opens a SQLite connection: its busy timeout is zero from the start.
@@ -72,7 +77,7 @@ def is_postgres(engine: Engine) -> bool:
     return engine.dialect.name == "postgresql"
 
 
-def make_engine(url: str, *, pool_size: int = 5) -> Engine:
+def make_engine(url: str, *, pool_size: int = 5, statement_timeout_s: float = STATEMENT_TIMEOUT_S) -> Engine:
     url = normalise_url(url)
     if url.startswith("sqlite"):
         path = Path(make_url(url).database or "")
@@ -85,13 +90,28 @@ def make_engine(url: str, *, pool_size: int = 5) -> Engine:
         )
         _configure_sqlite(engine)
         return engine
-    return create_engine(
+    engine = create_engine(
         url,
         pool_size=pool_size,
         max_overflow=10,
         pool_pre_ping=True,
         connect_args={"connect_timeout": 10},
     )
+    _configure_postgres(engine, statement_timeout_s)
+    return engine
+
+
+def _configure_postgres(engine: Engine, statement_timeout_s: float) -> None:
+    timeout_ms = max(1, round(statement_timeout_s * 1000))
+    # Sent with the connection's start-up packet (no round trip), after any options the URL holds.
+    settings = (
+        f"-c statement_timeout={timeout_ms} -c lock_timeout={timeout_ms} "
+        f"-c idle_in_transaction_session_timeout={max(60_000, 6 * timeout_ms)}"
+    )
+
+    @event.listens_for(engine, "do_connect")
+    def on_do_connect(_dialect, _record, _cargs, cparams: dict) -> None:
+        cparams["options"] = f"{cparams['options']} {settings}" if cparams.get("options") else settings
 
 
 def connect_without_waiting(engine: Engine) -> Connection:

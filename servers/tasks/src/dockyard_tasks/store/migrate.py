@@ -3,8 +3,11 @@
 * no tables yet → the migrations build the schema;
 * an older revision of ours → the missing migrations run, keeping every row;
 * our current revision → nothing to do;
-* a revision we do not know (a newer dockyard-tasks wrote it), or tables that are not ours → refused,
-  untouched, with a message saying what to do.
+* a revision we do not know (a newer dockyard-tasks wrote it), tables that are not ours, or triggers,
+  views or rules the migrations did not create → refused, untouched, with a message saying what to do.
+
+A SQLite file is judged read-only before the store's engine first connects (the engine's connections
+switch a file to WAL), PostgreSQL before anything is migrated: ``migrations/audit.py``.
 
 Replicas starting together on one PostgreSQL database take an advisory lock, SQLite processes the
 write lock (``BEGIN IMMEDIATE``), so exactly one of them migrates and the others find it done.
@@ -12,20 +15,24 @@ write lock (``BEGIN IMMEDIATE``), so exactly one of them migrates and the others
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Connection, Engine, inspect, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from dockyard_shared import Conflict
+from dockyard_shared import UpstreamUnavailable
 
 from ..migrations import MIGRATIONS, newest_revision
-from .engine import WRITE, is_postgres, shown_url
+from ..migrations.audit import POSTGRES_OBJECTS, Found, read_sqlite_file, refusal, unexpected_objects
+from .engine import WRITE, is_postgres, normalise_url, shown_url
 
 if TYPE_CHECKING:  # Alembic is imported only when there is something to migrate (see migrate)
     from alembic.config import Config
 
-__all__ = ["head_revision", "migrate", "migrate_to", "newest_revision"]
+__all__ = ["check_sqlite_file", "head_revision", "migrate", "migrate_to", "newest_revision"]
 
 # Any fixed number: the advisory lock that serialises migrations across replicas.
 _MIGRATION_LOCK = 0x646F636B7461736B  # "docktask"
@@ -45,9 +52,45 @@ def head_revision() -> str:
     return ScriptDirectory.from_config(_config()).get_current_head() or ""
 
 
+def check_sqlite_file(url: str) -> None:
+    """Refuse the SQLite file ``url`` names if it may not be served, before anything opens it for writing
+    (nothing is created or changed beside it); a new or missing file passes."""
+    url = normalise_url(url)
+    if not url.startswith("sqlite"):
+        return
+    where = shown_url(url)
+    try:
+        found = read_sqlite_file(Path(make_url(url).database or ""))  # as SQLite opens it
+    except sqlite3.Error as error:
+        raise UpstreamUnavailable(
+            f"Cannot open the task database {where}: {error}. It was left untouched.",
+            next_step="Check --database-url names a dockyard-tasks SQLite file (or a new one).",
+            retryable=False,
+        ) from None
+    problem = refusal(found, where)
+    if problem is not None:
+        raise problem
+
+
+def _found_in_postgres(connection: Connection) -> Found:
+    tables = set(inspect(connection).get_table_names())
+    revision = None
+    if "alembic_version" in tables:
+        versions = connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+        revision = versions[0] if len(versions) == 1 else ", ".join(versions)
+    rows = [tuple(row) for row in connection.execute(text(POSTGRES_OBJECTS))]
+    return Found(revision, frozenset(tables - {"alembic_version"}), unexpected_objects("postgresql", rows))
+
+
 def migrate(engine: Engine) -> None:
     """Bring the database to the newest revision. A database already there, as at almost every start,
-    is recognised with one query, without importing Alembic (the costliest import of a start)."""
+    is recognised with one query, without importing Alembic (the costliest import of a start).
+    PostgreSQL is first judged as a SQLite file is (check_sqlite_file), read-only."""
+    if is_postgres(engine):
+        with engine.connect() as connection:
+            problem = refusal(_found_in_postgres(connection), shown_url(str(engine.url)))
+        if problem is not None:
+            raise problem
     if not _at_newest_revision(engine):
         migrate_to(engine, "head")
 
@@ -70,27 +113,19 @@ def migrate_to(engine: Engine, target: str) -> None:
 
     config = _config()
     script = ScriptDirectory.from_config(config)
-    known = {rev.revision for rev in script.walk_revisions()}
     with engine.connect().execution_options(**{WRITE: True}) as connection, connection.begin():
         if is_postgres(engine):
+            # A migration may rewrite large tables, and replicas wait here for the one migrating: the
+            # per-statement limits of serving (engine.py) do not apply to it.
+            connection.execute(text("SET LOCAL statement_timeout = 0"))
+            connection.execute(text("SET LOCAL lock_timeout = 0"))
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
         current = MigrationContext.configure(connection).get_current_revision()
-        where = shown_url(str(engine.url))
-        if current is None:
-            tables = set(inspect(connection).get_table_names()) - {"alembic_version"}
-            if tables:
-                raise Conflict(
-                    f"The database {where} already holds tables that are not a dockyard-tasks schema "
-                    f"({', '.join(sorted(tables)[:5])}); it was left untouched.",
-                    next_step="Point --database-url at an empty database or at a dockyard-tasks one.",
-                )
-        elif current not in known:
-            raise Conflict(
-                f"The database {where} is at schema revision {current!r}, which this dockyard-tasks does "
-                f"not know (it knows up to {script.get_current_head()}): a newer dockyard-tasks wrote it. "
-                "It was left untouched.",
-                next_step="Upgrade dockyard-tasks, or point --database-url at another database.",
-            )
+        # Judged again under the lock: another process may have written since the check at open.
+        tables = frozenset(inspect(connection).get_table_names()) - {"alembic_version"}
+        problem = refusal(Found(current, tables), shown_url(str(engine.url)))
+        if problem is not None:
+            raise problem
         if current == (script.get_current_head() if target == "head" else target):
             return
         config.attributes["connection"] = connection
