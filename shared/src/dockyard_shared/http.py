@@ -7,7 +7,7 @@ Every app built here has, whatever FastMCP's defaults are:
 * an optional bearer token, compared in constant time; ``/health`` stays open so a supervisor can
   probe it without the secret;
 * idle sessions reaped after ``session_idle_timeout`` seconds, sessions never used after ``initialize``
-  after ``session_init_timeout``, and at most ``max_sessions_per_client`` per client address
+  after ``session_init_timeout``, and at most ``max_sessions_per_client`` per client (every loopback address one client)
   (:mod:`dockyard_shared.http_sessions`);
 * ``GET /health`` answering ``{"status": "ok", "servers": [...]}``;
 * a malformed JSON-RPC envelope POSTed in the 2025-11-25 era answered with its JSON-RPC error

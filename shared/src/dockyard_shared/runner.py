@@ -135,7 +135,7 @@ _HTTP_LIMITS: tuple[tuple[str, Callable[[str], float], float, str, str], ...] = 
         int,
         100,
         "N",
-        "open HTTP sessions (2025-11-25 era) one client address may hold",
+        "open HTTP sessions (2025-11-25 era) one client may hold (every loopback address counts as one client)",
     ),
     (
         "--header-timeout",
