@@ -116,9 +116,14 @@ class Predictor:
         answer = (await self._cached([name])).get(name)
         if answer is None:
             if self.upstream is None:
-                raise NotFound(
-                    f"{name!r} is not in the cache, and this server runs --offline: it never calls nationalize.io.",
-                    next_step="Tell the user; the operator can restart the server without --offline.",
+                # nationalize.io is unavailable by the operator's choice, not because the name does not exist.
+                raise UpstreamUnavailable(
+                    f"{name!r} is not in the cache, and this server runs --offline (set by its operator): it "
+                    "never calls nationalize.io, so a name it has not cached cannot be looked up.",
+                    next_step="Retrying will not help while the server is offline. Tell the user; the operator "
+                    "can restart the server without --offline to look the name up (it is then cached, and "
+                    "answers offline too). Cached names still answer: batch_predict lists which are missing.",
+                    retryable=False,
                 )
             answer = await self._fetch_one(name, Deadline(self.limits.call_deadline))
         notes = []
