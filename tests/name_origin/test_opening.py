@@ -14,7 +14,9 @@ from tests.harness import open_session
 from tests.name_origin.helpers import FAST, known_name, make_server, sqlite_url
 
 
-async def test_an_offline_cache_miss_is_an_upstream_off_by_flag_not_a_missing_name(nationalize, tmp_path, era):
+async def test_an_offline_cache_miss_is_an_upstream_off_by_flag_not_a_missing_name(
+    nationalize, tmp_path, era
+):
     url = sqlite_url(tmp_path)
     cached = known_name()
     async with open_session(make_server(nationalize.url, cache_url=url)) as session:
