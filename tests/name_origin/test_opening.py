@@ -76,3 +76,13 @@ async def test_a_default_cache_that_cannot_open_says_why_and_the_next_call_tries
         result = (await session.call_ok("predict_origin", {"name": known_name()})).data
         again = (await session.call_ok("predict_origin", {"name": known_name()})).data
     assert (result["cached"], again["cached"]) == (False, True)
+
+
+async def test_a_default_cache_whose_folder_cannot_be_made_says_why(nationalize, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    (tmp_path / "dockyard").write_text("a file where the data folder goes")
+    async with open_session(make_server(nationalize.url, cache_url=default_cache_url())) as session:
+        text = await session.call_error("predict_origin", {"name": known_name()})
+        again = await session.call_error("predict_origin", {"name": known_name()})
+    assert text.startswith("Error (invalid_argument)") and "its folder cannot be created" in text
+    assert "--no-cache" in text and again == text
