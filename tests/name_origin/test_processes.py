@@ -102,7 +102,7 @@ async def test_the_cache_survives_a_restart_and_offline_answers_from_it(national
         status = (await session.call_ok("quota_status")).data
     assert [item["status"] for item in offline["results"]][3] == "not fetched: offline"
     assert offline["statuses"]["not fetched: offline"] == 1 and "--offline" in offline["note"]
-    assert missing.startswith("Error (not_found)") and "runs --offline" in missing
+    assert missing.startswith("Error (upstream_unavailable)") and "runs --offline" in missing
     assert status["offline"] is True and status["cache"]["entries"] == 25
     assert nationalize.fake.request_count == asked
 

@@ -107,7 +107,14 @@ class PredictionCache:
         options: dict = {"pool_pre_ping": True}
         if parsed.get_backend_name() == "sqlite":
             if parsed.database and parsed.database != ":memory:":
-                Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                except OSError as error:  # a file where a folder goes, no permission, a full disk
+                    raise InvalidArgument(
+                        f"The cache at {safe_url(url)} cannot be opened: its folder cannot be created "
+                        f"({type(error).__name__}).",
+                        next_step="Check that the folder can be created and written, or start with --no-cache.",
+                    ) from None
             options["connect_args"] = {"check_same_thread": False, "timeout": 5}
         try:
             engine = create_engine(parsed, **options)

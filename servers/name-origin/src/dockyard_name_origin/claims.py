@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from dockyard_shared.offload import run_in_thread
+from dockyard_shared.opened import Opened
 
 from .models import Answer
 from .resilience import Deadline
@@ -81,22 +82,22 @@ class LocalClaims:
 class SharedClaims:
     """Claims in the shared cache's database, seen by every replica using it."""
 
-    def __init__(self, cache: PredictionCache, *, hold_seconds: float) -> None:
-        self.cache = cache
+    def __init__(self, cache: Opened[PredictionCache], *, hold_seconds: float) -> None:
+        self.cache = cache  # opened in a worker thread, by whichever use comes first
         self.hold_seconds = hold_seconds  # a claim's life: past the longest call, then it expires
 
     async def take(self, names: Sequence[str], owner: str) -> set[str]:
         if not names:
             return set()
         cache = self.cache
-        return await run_in_thread(lambda: cache.claim(names, owner, self.hold_seconds))
+        return await run_in_thread(lambda: cache.get().claim(names, owner, self.hold_seconds))
 
     async def release(self, names: Sequence[str], owner: str) -> None:
         if not names:
             return
         cache = self.cache
         with anyio.CancelScope(shield=True):  # a cancelled call still lets the others go on at once
-            await run_in_thread(lambda: cache.release(names, owner))
+            await run_in_thread(lambda: cache.get().release(names, owner))
 
     async def wait(self, names: Sequence[str], deadline: Deadline) -> dict[str, Answer]:
         """The answers other replicas stored for ``names``, polled until each is answered, its claim is
@@ -106,15 +107,24 @@ class SharedClaims:
         pending = list(names)
         pause = _POLL_FIRST
         while pending:
-            found.update(await run_in_thread(partial(cache.get_many, list(pending), counted=False)))
+            found.update(await run_in_thread(partial(_get_many, cache, list(pending))))
             pending = [name for name in pending if name not in found]
             if not pending or deadline.remaining() <= pause:
                 break
-            still = await run_in_thread(partial(cache.claimed, list(pending)))
+            still = await run_in_thread(partial(_claimed, cache, list(pending)))
             pending = [name for name in pending if name in still]
             if pending:
                 await anyio.sleep(pause)
                 pause = min(_POLL_MAX, pause * 2)
         if names and (late := [n for n in names if n not in found]):  # a claim released as we looked
-            found.update(await run_in_thread(lambda: cache.get_many(late, counted=False)))
+            found.update(await run_in_thread(partial(_get_many, cache, late)))
         return found
+
+
+def _get_many(cache: Opened[PredictionCache], names: list[str]) -> dict[str, Answer]:
+    """Answers stored by another replica: not counted as this server's hits or misses."""
+    return cache.get().get_many(names, counted=False)
+
+
+def _claimed(cache: Opened[PredictionCache], names: list[str]) -> set[str]:
+    return cache.get().claimed(names)

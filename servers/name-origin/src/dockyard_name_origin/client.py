@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 import anyio
 
 from dockyard_shared import InvalidArgument, PermissionDenied, Problem, UpstreamUnavailable
+from dockyard_shared.offload import run_in_thread
+from dockyard_shared.opened import Opened
 from dockyard_shared.upstream import RateLimit, problem_for_status
 
 from .models import Answer
@@ -35,7 +37,14 @@ from .upstream_values import MAX_COUNT, MAX_RESET_SECONDS, KeyScrubber, Rate, re
 if TYPE_CHECKING:  # httpx is imported by the first request (or the warm-up), not at start-up
     import httpx
 
-__all__ = ["NationalizeClient", "QuotaLedger", "QuotaSpent", "UpstreamFault", "parse_answers"]
+__all__ = [
+    "NationalizeClient",
+    "QuotaLedger",
+    "QuotaSpent",
+    "UpstreamFault",
+    "new_http_client",
+    "parse_answers",
+]
 
 log = logging.getLogger("dockyard.name_origin")
 
@@ -165,6 +174,27 @@ class QuotaLedger:
         )
 
 
+def new_http_client(
+    *,
+    connect_timeout: float,
+    read_timeout: float,
+    connections: int,
+    user_agent: str,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> httpx.AsyncClient:
+    """The client every request goes through: pooled HTTP/1.1 keep-alive connections, explicit timeouts."""
+    import httpx
+
+    return httpx.AsyncClient(
+        transport=transport,
+        timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
+        limits=httpx.Limits(
+            max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=30
+        ),
+        headers={"User-Agent": user_agent, "Accept": "application/json"},
+    )
+
+
 @dataclass(frozen=True)
 class Request:
     names: tuple[str, ...]  # normalised, 1 to 10
@@ -178,6 +208,7 @@ class NationalizeClient:
         api_url: str,
         api_key: str | None,
         key_env: str,
+        http: Opened[httpx.AsyncClient],
         backoff: Backoff,
         breaker: CircuitBreaker,
         max_body_bytes: int,
@@ -200,11 +231,9 @@ class NationalizeClient:
         self._rng = rng
         self._now = now
         self.quota = QuotaLedger(now)
-        self.http: httpx.AsyncClient | None = None  # opened by open_http on first use
-        # Set by the server's lifespan, which closes the client it opens: opening it (and importing httpx)
-        # waits for the first request rather than holding up the server's start.
-        self.open_http: Callable[[], Awaitable[httpx.AsyncClient]] | None = None
-        self._opening = anyio.Lock()
+        # The one HTTP client, built by the warm-up or the first request (importing httpx and building its TLS
+        # context would hold up the server's start) and closed by the server's lifespan.
+        self.http = http
         self.requests_sent = 0
 
     @property
@@ -250,21 +279,13 @@ class NationalizeClient:
                 next_step="Retry later; if it persists the service (or something between us) is misbehaving.",
             ) from None
 
-    async def _open(self) -> None:
-        async with self._opening:
-            if self.http is None:
-                if self.open_http is None:
-                    raise RuntimeError("the HTTP client is not open: the server's lifespan has not started")
-                self.http = await self.open_http()
-
     async def _attempt(self, request: Request) -> list[Answer]:
         import httpx
 
-        if self.http is None:
-            await self._open()
+        http = self.http.if_open() or await run_in_thread(self.http.get)
         self.breaker.before_request()
         try:
-            answers = await self._send(request)
+            answers = await self._send(request, http)
         except (UpstreamFault, _TransientStatus, httpx.TransportError, TimeoutError):
             self.breaker.record_failure()
             raise
@@ -280,10 +301,9 @@ class NationalizeClient:
         self.breaker.record_success()
         return answers
 
-    async def _send(self, request: Request) -> list[Answer]:
+    async def _send(self, request: Request, http: httpx.AsyncClient) -> list[Answer]:
         import httpx
 
-        assert self.http is not None
         names = request.names
         batch = len(names) > 1
         params = [("name[]", n) for n in names] if batch else [("name", names[0])]
@@ -291,7 +311,7 @@ class NationalizeClient:
             params.append(("apikey", self._api_key))
         self.requests_sent += 1
         with anyio.fail_after(max(0.001, min(self.attempt_timeout, request.deadline.remaining()))):
-            async with self.http.stream("GET", self.base_url, params=params) as response:
+            async with http.stream("GET", self.base_url, params=params) as response:
                 try:
                     body = await self._read_capped(response)
                 except httpx.DecodingError:

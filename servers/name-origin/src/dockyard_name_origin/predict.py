@@ -20,6 +20,7 @@ import anyio.abc
 
 from dockyard_shared import InvalidArgument, NotFound, PermissionDenied, UpstreamUnavailable
 from dockyard_shared.offload import run_in_thread
+from dockyard_shared.opened import Opened
 
 from .claims import LocalClaims, SharedClaims, new_owner
 from .client import NationalizeClient, QuotaSpent
@@ -87,12 +88,12 @@ class Predictor:
         self,
         *,
         upstream: NationalizeClient | None,
-        cache: PredictionCache | None,
+        cache: Opened[PredictionCache] | None,
         limits: Limits,
         key_env: str,
     ) -> None:
         self.upstream = upstream  # None: --offline
-        self.cache = cache
+        self.cache = cache  # opened by its first use (in a worker thread: opening blocks)
         self.limits = limits
         self.key_env = key_env
         self.local_claims = LocalClaims()
@@ -115,9 +116,14 @@ class Predictor:
         answer = (await self._cached([name])).get(name)
         if answer is None:
             if self.upstream is None:
-                raise NotFound(
-                    f"{name!r} is not in the cache, and this server runs --offline: it never calls nationalize.io.",
-                    next_step="Tell the user; the operator can restart the server without --offline.",
+                # nationalize.io is unavailable by the operator's choice, not because the name does not exist.
+                raise UpstreamUnavailable(
+                    f"{name!r} is not in the cache, and this server runs --offline (set by its operator): it "
+                    "never calls nationalize.io, so a name it has not cached cannot be looked up.",
+                    next_step="Retrying will not help while the server is offline. Tell the user; the operator "
+                    "can restart the server without --offline to look the name up (it is then cached, and "
+                    "answers offline too). Cached names still answer: batch_predict lists which are missing.",
+                    retryable=False,
                 )
             answer = await self._fetch_one(name, Deadline(self.limits.call_deadline))
         notes = []
@@ -355,8 +361,9 @@ class Predictor:
     async def quota_status(self) -> QuotaStatus:
         cache_status = CacheStatus(enabled=False)
         if self.cache is not None:
-            cache = self.cache
-            entries = await run_in_thread(cache.size)
+            handle = self.cache
+            entries = await run_in_thread(lambda: handle.get().size())
+            cache = handle.get()  # open now: the line above opened it
             lookups = cache.hits + cache.misses
             cache_status = CacheStatus(
                 enabled=True,
@@ -410,15 +417,15 @@ class Predictor:
         if self.cache is None or any(unicodedata.category(char) in ("Cc", "Cs", "Co") for char in key):
             return []
         cache = self.cache
-        return await run_in_thread(lambda: cache.names_starting(key, limit))
+        return await run_in_thread(lambda: cache.get().names_starting(key, limit))
 
     async def _cached(self, names: list[str]) -> dict[str, Answer]:
         if self.cache is None or not names:
             return {}
         cache = self.cache
-        return await run_in_thread(lambda: cache.get_many(names))
+        return await run_in_thread(lambda: cache.get().get_many(names))
 
     async def _store(self, answers: list[Answer]) -> None:
         if self.cache is not None and answers:
             cache = self.cache
-            await run_in_thread(lambda: cache.put_many(answers))
+            await run_in_thread(lambda: cache.get().put_many(answers))

@@ -1,7 +1,12 @@
 """The MCP face of dockyard-name-origin: the ``predict`` toolset, the ISO 3166 resource and a prompt.
 
-The lifespan opens the one ``httpx.AsyncClient`` the server uses for as long as it runs (pooled HTTP/1.1
-keep-alive connections, explicit timeouts), instead of a client, a TCP and a TLS handshake per call.
+The server uses one ``httpx.AsyncClient`` for as long as it runs (pooled HTTP/1.1 keep-alive connections,
+explicit timeouts), instead of a client, a TCP and a TLS handshake per call. It is an ``Opened`` handle
+handed to the nationalize client: built by the warm-up or the first request (not before ``initialize``:
+importing httpx and building a TLS context are a fair part of a start), closed by the lifespan when the
+server stops. The cache is one too: the default one (a SQLite file this server chooses) opens on first use;
+a ``--cache-url`` the operator gave opens at start, so a wrong or unreachable one stops the server with the
+reason (should the default one fail to open later, the call that needed it says why, in the same words).
 """
 
 from __future__ import annotations
@@ -9,7 +14,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator, Mapping
-from contextlib import AsyncExitStack
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
@@ -17,13 +21,13 @@ from typing import TYPE_CHECKING
 from fastmcp import FastMCP
 from fastmcp.server.lifespan import lifespan
 
+from dockyard_shared.opened import Opened
 from dockyard_shared.server import complete_arguments, new_server
 from dockyard_shared.toolsets import install, prompt
 from dockyard_shared.warmup import after_initialize
 
-from .client import NationalizeClient
+from .client import NationalizeClient, new_http_client
 from .countries import country_table
-from .lazy_cache import LazyCache
 from .predict import Predictor, normalise
 from .resilience import Backoff, CircuitBreaker, Clock
 from .settings import TOOLSETS, Settings, default_cache_url
@@ -31,6 +35,8 @@ from .toolsets import predict as predict_tools
 
 if TYPE_CHECKING:  # httpx and SQLAlchemy are imported by the first call or the warm-up, not at start-up
     import httpx
+
+    from .cache import PredictionCache
 
 __all__ = ["create_server"]
 
@@ -69,18 +75,28 @@ def create_server(
     proxies); ``clock`` is the circuit breaker's."""
     limits = settings.limits
     cache = None
-    if settings.cache_url == default_cache_url():
-        cache = LazyCache(settings.cache_url, ttl_days=settings.cache_ttl_days)
-    elif settings.cache_url:
-        from .cache import PredictionCache
+    if settings.cache_url:
+        cache = Opened(partial(_open_cache, settings.cache_url, settings.cache_ttl_days))
+        if settings.cache_url != default_cache_url():
+            cache.get()
 
-        cache = PredictionCache.open(settings.cache_url, ttl_days=settings.cache_ttl_days)
+    def open_http_client() -> httpx.AsyncClient:
+        return new_http_client(
+            connect_timeout=limits.connect_timeout,
+            read_timeout=limits.read_timeout,
+            connections=limits.pool_connections,
+            user_agent=f"dockyard-name-origin/{_version()}",
+            transport=transport,
+        )
+
+    http = Opened(open_http_client)
     upstream = None
     if not settings.offline:
         upstream = NationalizeClient(
             api_url=settings.api_url,
             api_key=settings.api_key,
             key_env=settings.api_key_env,
+            http=http,
             backoff=Backoff(limits.backoff_base, limits.backoff_cap, limits.max_attempts),
             breaker=CircuitBreaker(
                 threshold=limits.breaker_threshold, cooldown=limits.breaker_cooldown, clock=clock
@@ -95,57 +111,28 @@ def create_server(
     for name in ("httpx", "httpcore"):
         logging.getLogger(name).setLevel(logging.WARNING)
 
-    def new_http_client() -> httpx.AsyncClient:
-        # Made by the warm-up (or the first request), not before initialize: importing httpx and building
-        # the client's TLS context are a fair part of a start.
-        import httpx
-
-        return httpx.AsyncClient(
-            transport=transport,
-            timeout=httpx.Timeout(limits.read_timeout, connect=limits.connect_timeout),
-            limits=httpx.Limits(
-                max_connections=limits.pool_connections,
-                max_keepalive_connections=limits.pool_connections,
-                keepalive_expiry=30,
-            ),
-            headers={"User-Agent": f"dockyard-name-origin/{_version()}", "Accept": "application/json"},
-        )
-
-    prepared: list[httpx.AsyncClient] = []  # the warm-up's client, not opened yet
-
     @lifespan
-    async def http_client(server: FastMCP) -> AsyncIterator[dict]:
-        if upstream is None:
+    async def close_http_client(server: FastMCP) -> AsyncIterator[dict]:
+        try:
             yield {}
-            return
-        async with AsyncExitStack() as opened:
-
-            async def open_http() -> httpx.AsyncClient:
-                client = prepared.pop() if prepared else new_http_client()
-                return await opened.enter_async_context(client)
-
-            upstream.open_http = open_http
-            try:
-                yield {}
-            finally:
-                upstream.open_http = None
-                upstream.http = None
+        finally:
+            await http.aclose()  # a later session (in-memory clients) builds a new one on first use
 
     server = new_server(
         "dockyard-name-origin",
         instructions=INSTRUCTIONS,
         distribution="dockyard-name-origin",
-        lifespan=http_client,
+        lifespan=close_http_client,
     )
     (toolset,) = TOOLSETS
     install(server, settings.exposure, {toolset: partial(predict_tools.register, predictor=predictor)})
     if upstream is not None:
-        after_initialize(server, lambda: prepared.append(new_http_client()))
+        after_initialize(server, http.get)
     # pycountry reads its ISO 3166 database on first use: 2-3 ms of the first prediction, which names
     # each country.
     after_initialize(server, country_table)
-    if isinstance(cache, LazyCache):
-        after_initialize(server, cache.opened)
+    if cache is not None and not cache.is_open:
+        after_initialize(server, cache.get)
 
     @server.resource("iso3166://countries", mime_type="application/json")
     def countries() -> dict[str, str]:
@@ -169,6 +156,12 @@ def create_server(
     complete_arguments(server, complete)
 
     return server
+
+
+def _open_cache(url: str, ttl_days: float) -> PredictionCache:
+    from .cache import PredictionCache  # SQLAlchemy: imported when the cache opens
+
+    return PredictionCache.open(url, ttl_days=ttl_days)
 
 
 def _version() -> str:
