@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.name_origin.fake_nationalize import FakeNationalize, RunningFake
-from tests.name_origin.helpers import postgres_base_url, postgres_schema
+from tests.postgres import postgres_base_url, postgres_schema, postgres_unavailable
 
 
 @pytest.fixture
@@ -19,11 +19,11 @@ def nationalize() -> Iterator[RunningFake]:
 def postgres_base() -> str:
     url = postgres_base_url()
     if url is None:
-        pytest.skip("no PostgreSQL on 127.0.0.1:5432 (trust auth, database 'test', user postgres or root)")
+        pytest.skip(postgres_unavailable() or "no PostgreSQL")
     return url
 
 
 @pytest.fixture
 def postgres_url(postgres_base) -> Iterator[str]:
-    with postgres_schema(postgres_base) as url:
+    with postgres_schema("name_origin_") as url:
         yield url

@@ -3,17 +3,12 @@ progress-aware calls, and the local PostgreSQL when there is one."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from fastmcp import FastMCP
 from mcp import ClientSession
-from sqlalchemy import create_engine, text
-from sqlalchemy.exc import SQLAlchemyError
 
 from dockyard_name_origin.server import create_server
 from dockyard_name_origin.settings import Limits, Settings
@@ -107,37 +102,3 @@ async def call_with_progress(
         bool(result.is_error), _text_of(result.content), result.structured_content, result.content
     )
     return outcome, seen
-
-
-POSTGRES_USERS = ("postgres", "root")
-
-
-def postgres_base_url() -> str | None:
-    """The local PostgreSQL (127.0.0.1:5432, trust auth, database ``test``), or None when absent."""
-    for user in POSTGRES_USERS:
-        url = f"postgresql+psycopg://{user}@127.0.0.1:5432/test"
-        engine = create_engine(url, connect_args={"connect_timeout": 3})
-        try:
-            with engine.connect() as connection:
-                connection.execute(text("SELECT 1"))
-            return url
-        except SQLAlchemyError:
-            continue
-        finally:
-            engine.dispose()
-    return None
-
-
-@contextmanager
-def postgres_schema(base_url: str) -> Iterator[str]:
-    """A URL whose connections work in a schema of their own, dropped afterwards."""
-    schema = f"name_origin_{uuid.uuid4().hex[:12]}"
-    engine = create_engine(base_url)
-    with engine.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield f"{base_url}?options=-csearch_path%3D{schema}"
-    finally:
-        with engine.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()

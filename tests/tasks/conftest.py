@@ -7,7 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from dockyard_tasks.store import TaskStore
-from tests.tasks.helpers import BACKENDS, postgres_schema, postgres_unavailable
+from tests.postgres import postgres_schema, postgres_unavailable
+from tests.tasks.helpers import BACKENDS
 
 
 @pytest.fixture(params=BACKENDS)

@@ -15,7 +15,8 @@ import pytest
 
 from dockyard_shared import Conflict
 from dockyard_tasks.store import TaskDraft, TaskStore
-from tests.tasks.helpers import libpq_url, make_server, tasks_launch
+from tests.postgres import libpq_url
+from tests.tasks.helpers import make_server, tasks_launch
 
 pytestmark = pytest.mark.slow
 

@@ -25,7 +25,7 @@ from dockyard_tasks.server import create_server
 from dockyard_tasks.settings import Settings
 from dockyard_tasks.store import TaskDraft, TaskStore
 from tests.harness import ERAS, open_session
-from tests.tasks.helpers import libpq_url
+from tests.postgres import libpq_url
 
 
 def server_on(url: str, *, store: TaskStore | None = None, **settings):

@@ -13,7 +13,8 @@ from dockyard_tasks.drafts import TaskChanges
 from dockyard_tasks.notify import channel_for_schema
 from dockyard_tasks.store import TaskStore
 from tests.harness import open_session
-from tests.tasks.helpers import Inbox, libpq_url, make_server
+from tests.postgres import libpq_url
+from tests.tasks.helpers import Inbox, make_server
 
 
 def schema_of(url: str) -> str:

@@ -21,7 +21,8 @@ import pytest
 
 from dockyard_tasks.store import TaskDraft, TaskFilter, TaskStore
 from tests.harness import MODERN, http_server, open_session
-from tests.tasks.helpers import libpq_url, tasks_launch
+from tests.postgres import libpq_url
+from tests.tasks.helpers import tasks_launch
 
 pytestmark = pytest.mark.slow
 
@@ -154,7 +155,7 @@ def sqlite_writer_active(path: str) -> bool:
 
 
 def postgres_writer_active(application: str) -> bool:
-    from tests.tasks.helpers import postgres_base_url
+    from tests.postgres import postgres_base_url
 
     with psycopg.connect(libpq_url(postgres_base_url()), autocommit=True) as connection:
         row = connection.execute(
