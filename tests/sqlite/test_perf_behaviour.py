@@ -1,0 +1,101 @@
+"""What users feel: list_tables costs a bounded amount per table after a write, and says which kind of count
+each row carries; a statement stopped by the time limit says how the operator raises it and which index
+would help. Through a client session, both eras."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.harness import open_session
+from tests.sqlite.helpers import make_server
+
+
+@pytest.fixture
+def sizes(tmp_path) -> Path:
+    """Tables on both sides of list_tables' exact-count bound (10,000 rows), with and without a rowid."""
+    path = tmp_path / "sizes.db"
+    connection = sqlite3.connect(path)
+    series = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {})"
+    connection.executescript(
+        f"""
+        CREATE TABLE big (id INTEGER PRIMARY KEY, v TEXT);
+        {series.format(30_000)} INSERT INTO big SELECT i, 'v' || i FROM n;
+        CREATE TABLE small (id INTEGER PRIMARY KEY, v TEXT);
+        {series.format(9_999)} INSERT INTO small SELECT i, 'v' || i FROM n;
+        CREATE TABLE empty (a);
+        CREATE TABLE keyed (k TEXT PRIMARY KEY, v) WITHOUT ROWID;
+        {series.format(12_000)} INSERT INTO keyed SELECT 'k' || i, i FROM n;
+        CREATE TABLE tiny_keyed (k TEXT PRIMARY KEY) WITHOUT ROWID;
+        INSERT INTO tiny_keyed VALUES ('a'), ('b');
+        -- A column named rowid: max(rowid) would read this column (every row), not the row ids.
+        CREATE TABLE shadow (rowid TEXT, oid TEXT);
+        {series.format(20)} INSERT INTO shadow SELECT 'r' || i, 'o' || i FROM n;
+        -- Sparse row ids: few rows, a wide range.
+        CREATE TABLE sparse (id INTEGER PRIMARY KEY);
+        INSERT INTO sparse VALUES (-5), (1), (50000);
+        CREATE VIEW big_view AS SELECT * FROM big;
+        CREATE VIEW small_view AS SELECT * FROM small WHERE id <= 3;
+        """
+    )
+    connection.commit()
+    connection.close()
+    return path
+
+
+async def test_list_tables_says_which_kind_of_count_each_row_carries(sizes, era):
+    async with open_session(make_server(sizes), era=era) as session:
+        listing = (await session.call_ok("list_tables")).data
+        exact = (await session.call_ok("describe_table", {"table": "big"})).data
+    counts = {t["name"]: (t["row_count"], t["row_count_is"]) for t in listing["tables"]}
+    assert counts == {
+        "big": (30_000, "estimate"),  # the rowid range: two index seeks, no row read
+        "small": (9_999, "exact"),
+        "empty": (0, "exact"),
+        "keyed": (10_001, "at least"),  # no rowid: counted one row past the bound, then stopped
+        "tiny_keyed": (2, "exact"),
+        "shadow": (20, "exact"),
+        "sparse": (50_006, "estimate"),
+        "big_view": (10_001, "at least"),
+        "small_view": (3, "exact"),
+    }
+    assert "exactly up to 10,000" in listing["note"] and "describe_table" in listing["note"]
+    # describe_table still counts one table exactly.
+    assert exact["row_count"] == 30_000 and exact["row_count_exact"] is True
+
+
+async def test_a_listing_whose_counts_are_bounded_is_still_kept_and_seen_to_change(sizes, era):
+    async with open_session(make_server(sizes), era=era) as session:
+        first = (await session.call_ok("list_tables")).data
+        connection = sqlite3.connect(sizes)
+        connection.execute("INSERT INTO small VALUES (10000, 'last')")
+        connection.execute("INSERT INTO small VALUES (10001, 'past the bound')")
+        connection.commit()
+        connection.close()
+        second = (await session.call_ok("list_tables")).data
+    small = {t["name"]: t for t in first["tables"]}["small"]
+    after = {t["name"]: t for t in second["tables"]}["small"]
+    assert (small["row_count"], small["row_count_is"]) == (9_999, "exact")
+    assert (after["row_count"], after["row_count_is"]) == (10_001, "estimate")
+
+
+async def test_list_tables_counts_many_tables_with_their_kinds(tmp_path, era):
+    # More tables than one counting statement takes (100), one of them unreadable here.
+    path = tmp_path / "many.db"
+    connection = sqlite3.connect(path)
+    for index in range(250):
+        connection.execute(f"CREATE TABLE t{index:03d} (id INTEGER PRIMARY KEY)")
+        connection.execute(f"INSERT INTO t{index:03d} VALUES ({index + 1})")
+    connection.create_function("mystery", 1, lambda value: 0, deterministic=True)
+    connection.execute("CREATE VIEW v_mystery AS SELECT mystery(id) AS m FROM t000")
+    connection.commit()
+    connection.close()
+    async with open_session(make_server(path), era=era) as session:
+        listing = (await session.call_ok("list_tables")).data
+    counts = {t["name"]: (t["row_count"], t["row_count_is"]) for t in listing["tables"]}
+    assert len(counts) == 251
+    assert all(counts[f"t{index:03d}"] == (1, "exact") for index in range(250))
+    assert counts["v_mystery"] == (None, "not counted")
+    assert "mystery" in {t["name"]: t for t in listing["tables"]}["v_mystery"]["problem"]
