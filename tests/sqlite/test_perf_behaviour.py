@@ -99,3 +99,70 @@ async def test_list_tables_counts_many_tables_with_their_kinds(tmp_path, era):
     assert all(counts[f"t{index:03d}"] == (1, "exact") for index in range(250))
     assert counts["v_mystery"] == (None, "not counted")
     assert "mystery" in {t["name"]: t for t in listing["tables"]}["v_mystery"]["problem"]
+
+
+# -- a statement stopped by the time limit -------------------------------------------------------
+
+# A nested loop over two scans of a 20,000-row table: hundreds of millions of steps, far past any
+# time limit a test sets, on any machine.
+SLOW = (
+    "SELECT o.customer_id, count(*) FROM orders AS o, orders AS p "
+    "WHERE o.customer_id + 0 = p.customer_id + 1 GROUP BY o.customer_id ORDER BY 2 DESC LIMIT 5"
+)
+
+
+@pytest.fixture
+def orders(tmp_path) -> Path:
+    path = tmp_path / "orders.db"
+    connection = sqlite3.connect(path)
+    connection.executescript(
+        """
+        CREATE TABLE orders (id INTEGER PRIMARY KEY, note TEXT, customer_id INTEGER, total REAL);
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+        INSERT INTO orders SELECT i, 'n' || i, i % 700, i / 7.0 FROM n;
+        """
+    )
+    connection.commit()
+    connection.close()
+    return path
+
+
+def _says_how_to_raise_the_limit_and_which_index(text: str, limit_ms: int) -> None:
+    assert text.startswith("Error (limit_exceeded)"), text
+    assert f"{limit_ms} ms limit" in text
+    assert f"--timeout-ms (now {limit_ms})" in text
+    assert 'CREATE INDEX "orders_by_customer_id" ON "orders"("customer_id")' in text
+    assert "this server never does" in text
+
+
+async def test_a_query_stopped_by_the_time_limit_names_the_flag_and_the_index(orders, era):
+    async with open_session(make_server(orders, timeout_ms=300), era=era) as session:
+        text = await session.call_error("query", {"sql": SLOW})
+        plan = (await session.call_ok("explain_query", {"sql": SLOW})).data
+        # The advice was only advice: no index exists afterwards.
+        indexes = (
+            await session.call_ok("query", {"sql": "SELECT name FROM pragma_index_list('orders')"})
+        ).data
+    _says_how_to_raise_the_limit_and_which_index(text, 300)
+    assert indexes["rows"] == []
+    assert plan["full_scans"]
+
+
+async def test_a_write_stopped_by_the_time_limit_names_the_flag_and_the_index(orders, sqlite_launch, era):
+    # Over stdio, with the operator's own flag.
+    launch = sqlite_launch("--db", str(orders), "--allow-write", "--timeout-ms", "250")
+    slow_update = (
+        "UPDATE orders SET total = total + 1 WHERE customer_id IN "
+        "(SELECT o.customer_id FROM orders AS o, orders AS p WHERE o.customer_id + 0 = p.customer_id + 1) "
+        "AND id < 10"
+    )
+    async with open_session(launch, era=era) as session:
+        text = await session.call_error("execute", {"sql": slow_update})
+    _says_how_to_raise_the_limit_and_which_index(text, 250)
+
+
+async def test_a_runaway_without_a_table_scan_suggests_no_index(orders, era):
+    runaway = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
+    async with open_session(make_server(orders, timeout_ms=200), era=era) as session:
+        text = await session.call_error("query", {"sql": runaway})
+    assert "--timeout-ms (now 200)" in text and "CREATE INDEX" not in text

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .ddl import schema_ddl
 from .description import describe
-from .index_advice import scan_notes
+from .index_advice import index_suggestions, scan_notes
 from .listing import (
     EXACT_COUNT_UP_TO,
     LISTED_EXACT_UP_TO,
@@ -33,6 +33,7 @@ __all__ = [
     "count_rows",
     "cut_name",
     "describe",
+    "index_suggestions",
     "listing",
     "object_problem",
     "resolve",
