@@ -227,8 +227,9 @@ class Database:
                 f"max_rows must be between 1 and {self.limits.max_rows} (this server's ceiling).",
                 next_step=f"Pass max_rows ≤ {self.limits.max_rows}, and page with the cursor for more.",
             )
-        fingerprint = query_fingerprint(self.alias, sql, params)
-        offset = offset_from(cursor, fingerprint)
+        # Only a cursor, given or returned, needs the query's fingerprint (JSON and SHA-256 of the text).
+        fingerprint = query_fingerprint(self.alias, sql, params) if cursor else None
+        offset = offset_from(cursor, fingerprint) if fingerprint else 0
         with self._connection(budget=budget, sql=sql, params=params) as connection:
             # Sent together, answered together: one wait for the worker. The page's budget is what
             # the column names leave of max_chars, as rows_budget says (computed in the worker).
@@ -249,7 +250,11 @@ class Database:
             budget_left = rows_budget(columns, self.limits.max_chars)
         if stopped_by == "too_wide":
             raise too_wide(offset + 1, len(columns), budget_left)
-        next_cursor, note = continuation(fingerprint, offset, len(rows), stopped_by) if more else (None, None)
+        if more:
+            fingerprint = fingerprint or query_fingerprint(self.alias, sql, params)
+            next_cursor, note = continuation(fingerprint, offset, len(rows), stopped_by)
+        else:
+            next_cursor, note = None, None
         # Built from values read_page produced: validating 10,000 rows again would cost more than
         # running the query.
         return QueryResult.model_construct(
