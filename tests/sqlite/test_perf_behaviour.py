@@ -61,7 +61,7 @@ async def test_list_tables_says_which_kind_of_count_each_row_carries(sizes, era)
         "big_view": (10_001, "at least"),
         "small_view": (3, "exact"),
     }
-    assert "exactly up to 10,000" in listing["note"] and "describe_table" in listing["note"]
+    assert "over 10,000 rows are not exact" in listing["note"] and "describe_table" in listing["note"]
     # describe_table still counts one table exactly.
     assert exact["row_count"] == 30_000 and exact["row_count_exact"] is True
 

@@ -149,11 +149,7 @@ def listing(
             "time limit (or SQLite could not read them here); describe_table counts one."
         )
     if any(s.row_count_is in ("estimate", "at least") for s in summaries):
-        notes.append(
-            f"Rows are counted exactly up to {LISTED_EXACT_UP_TO:,} a table; above that row_count is an "
-            "estimate (the rowid range: too high where many rows were deleted) or a lower bound, as "
-            "row_count_is says. describe_table or SELECT count(*) gives the exact figure."
-        )
+        notes.append(f"Counts over {LISTED_EXACT_UP_TO:,} rows are not exact; describe_table counts exactly.")
     if any(len(name) > MAX_NAME_CHARS for name, _, _ in shown):
         notes.append(LONG_NAMES_NOTE)
     found = TableListing(
