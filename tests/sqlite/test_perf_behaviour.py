@@ -166,3 +166,12 @@ async def test_a_runaway_without_a_table_scan_suggests_no_index(orders, era):
     async with open_session(make_server(orders, timeout_ms=200), era=era) as session:
         text = await session.call_error("query", {"sql": runaway})
     assert "--timeout-ms (now 200)" in text and "CREATE INDEX" not in text
+
+
+async def test_no_index_is_suggested_for_a_column_that_is_only_selected(orders, era):
+    # Both scans read note only to show it and group by the primary key: no index would help.
+    cross = "SELECT o.note, count(*) AS n FROM orders AS o, orders AS p GROUP BY o.id ORDER BY n DESC"
+    async with open_session(make_server(orders, timeout_ms=200), era=era) as session:
+        text = await session.call_error("query", {"sql": cross})
+    assert "200 ms limit" in text and "--timeout-ms (now 200)" in text
+    assert "CREATE INDEX" not in text

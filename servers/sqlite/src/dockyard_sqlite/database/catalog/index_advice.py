@@ -52,8 +52,9 @@ def index_suggestions(connection: RemoteConnection, details: Sequence[str], sql:
     for table, candidates, certain in wanted:
         if not candidates or len(table) > MAX_NAME_CHARS:
             continue
-        column = next((c for c in candidates if c.lower() in filtering or certain), candidates[0])
-        if len(column) > MAX_NAME_CHARS:
+        # Only a column that filters, joins, groups or orders: an index on one merely selected would not help.
+        column = next((c for c in candidates if certain or c.lower() in filtering), None)
+        if column is None or len(column) > MAX_NAME_CHARS:
             continue
         name = quote_identifier(f"{table}_by_{column}")
         suggestion = f"CREATE INDEX {name} ON {quote_identifier(table)}({quote_identifier(column)})"
@@ -97,7 +98,8 @@ def _aliases(sql: str, tables: set[str]) -> dict[str, str]:
     """``alias -> table`` for the plain ``table [AS] alias`` spellings in ``sql`` (a plan names the alias)."""
     found: dict[str, str] = {}
     lowered = {t.lower(): t for t in tables}
-    for name, alias in re.findall(r'(?i)\b"?(\w+)"?\s+(?:as\s+)?"?(\w+)"?', sql):
+    # A lookahead, so that "FROM customers c" yields (customers, c) after (FROM, customers).
+    for name, alias in re.findall(r'(?i)\b(?="?(\w+)"?\s+(?:as\s+)?"?(\w+))', sql):
         table = lowered.get(name.lower())
         if table and alias.lower() not in _NOT_ALIASES and alias.lower() not in lowered:
             found.setdefault(alias, table)
