@@ -94,15 +94,17 @@ def listing(
             prefetch=True,
         ).fetchall()
         problems: dict[str, str] = {}
+        looked_up = True
     except sqlite3.Error:  # one object cannot be read: find which, one at a time
+        looked_up = False
         catalog, problems = _columns_one_by_one(
             connection, connection.execute(listed, (limit,)).fetchall(), overall
         )
     total = total_rows.fetchone()[0]
-    try:
+    if not looked_up:  # which look-up failed is not known: count every table without its rowid (bounded)
+        rowids: dict[str, str | None] = {name: None for name, kind, _ in catalog if kind == "table"}
+    else:
         rowids = {name: _rowid_name(bool(without), taken) for name, without, taken in rowid_rows.fetchall()}
-    except sqlite3.Error:  # a table SQLite cannot read here: count such tables without their rowid
-        rowids = {name: None for name, kind, _ in catalog if kind == "table"}
     shown: list[tuple[str, str, int | None]] = []
     size = 0
     for entry in catalog:
