@@ -104,7 +104,8 @@ def _log(connection: _Connection | None) -> dict[str, Any] | None:
         return None
     log = connection.auth_log
     return {
-        "actions": log.actions,
+        # Each distinct action once, in the order first seen: a listing reads each table several times.
+        "actions": list(dict.fromkeys(log.actions)),
         "refused": log.refused,
         "refused_bookkeeping": log.refused_bookkeeping,
         "deleted": log.deleted,
