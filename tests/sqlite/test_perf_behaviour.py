@@ -175,3 +175,10 @@ async def test_no_index_is_suggested_for_a_column_that_is_only_selected(orders, 
         text = await session.call_error("query", {"sql": cross})
     assert "200 ms limit" in text and "--timeout-ms (now 200)" in text
     assert "CREATE INDEX" not in text
+
+
+async def test_explain_query_names_the_table_behind_an_alias_in_a_full_scan(orders, era):
+    sql = "SELECT o.id FROM orders AS o WHERE o.note = 'n5'"
+    async with open_session(make_server(orders), era=era) as session:
+        plan = (await session.call_ok("explain_query", {"sql": sql})).data
+    assert plan["full_scans"] and "an index on orders(note)" in plan["full_scans"][0]
