@@ -1,6 +1,7 @@
 """dockyard-sqlite vs the reference mcp-server-sqlite on a 1,000,000-row database, side by side.
 
     uv run python bench/sqlite/bench.py [--rows 1000000] [--repeat 10]
+    uv run python bench/sqlite/bench.py --tables 2000      # list_tables on a database of many tables
 
 The peer needs mcp<2, so it gets its own virtual environment under bench/.work/. Both servers are driven
 over stdio by the same SDK client; the report gives median latency per call, the ratio peer/ours (above 1
@@ -51,6 +52,26 @@ def build_database(path: Path, rows: int) -> Path:
     return path
 
 
+def build_many_tables(path: Path, tables: int, rows: int = 200) -> Path:
+    """``tables`` small tables (``rows`` rows each): what list_tables pays per table, not per row."""
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.unlink(missing_ok=True)
+    connection = sqlite3.connect(temporary)
+    for index in range(tables):
+        connection.execute(f"CREATE TABLE t{index:05d} (id INTEGER PRIMARY KEY, name TEXT, amount REAL)")
+        connection.execute(
+            f"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {rows}) "
+            f"INSERT INTO t{index:05d} SELECT i, 'row ' || i, i / 3.0 FROM n"
+        )
+    connection.commit()
+    connection.close()
+    temporary.rename(path)
+    return path
+
+
 def plain_sqlite_ms(path: Path, sql: str, repeat: int) -> tuple[float, float]:
     """Median (wall ms, CPU ms) of ``sql`` in plain Python sqlite3, no MCP: the floor for an aggregate."""
     walls, cpus = [], []
@@ -69,12 +90,28 @@ async def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--only", action="append", help="run only the cases whose name contains this")
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument(
+        "--tables", type=int, help="list_tables only, on a database of this many 200-row tables"
+    )
     parser.add_argument("--client", choices=CLIENTS, default="python", help="the MCP client that drives both")
     args = parser.parse_args()
-    database = build_database(WORK / f"events-{args.rows}.db", args.rows)
-    peer = peer_venv("sqlite-peer", ["mcp-server-sqlite==2025.4.25", "mcp<2"])
     r = args.repeat
-    cases = [
+    if args.tables:
+        database = build_many_tables(WORK / f"tables-{args.tables}.db", args.tables)
+        cases = [
+            Case("list_tables", ("list_tables", {}), ("list_tables", {}), r),
+            Case(
+                "list_tables, file just changed", ("list_tables", {}), ("list_tables", {}), r, touch=database
+            ),
+        ]
+    else:
+        database = build_database(WORK / f"events-{args.rows}.db", args.rows)
+        cases = many_rows_cases(database, r)
+    await compare(args, database, cases)
+
+
+def many_rows_cases(database: Path, r: int) -> list[Case]:
+    return [
         Case("list_tables", ("list_tables", {}), ("list_tables", {}), r),
         Case(
             "describe_table",
@@ -123,6 +160,10 @@ async def main() -> None:
             timeout=300,
         ),
     ]
+
+
+async def compare(args: argparse.Namespace, database: Path, cases: list[Case]) -> None:
+    peer = peer_venv("sqlite-peer", ["mcp-server-sqlite==2025.4.25", "mcp<2"])
     cases = selected(cases, args.only)
     ours_command = [
         str(ROOT / ".venv" / "bin" / "dockyard-sqlite"),
@@ -144,7 +185,8 @@ async def main() -> None:
         if "cpu_ms" in ours_aggregate
         else ""
     )
-    title = f"dockyard-sqlite vs mcp-server-sqlite, {args.rows:,} rows, driven by {client_label(args.client)}"
+    size = f"{args.tables:,} tables" if args.tables else f"{args.rows:,} rows"
+    title = f"dockyard-sqlite vs mcp-server-sqlite, {size}, driven by {client_label(args.client)}"
     print(report(title, cases, memory, extra))
 
 

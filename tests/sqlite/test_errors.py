@@ -36,6 +36,9 @@ class Source:
         named = [t for t in self.columns if sql and t in sql]
         return named, self.columns
 
+    def index_advice(self, sql: str | None) -> list[str]:
+        return []
+
 
 def sqlite_error(sql: str, *, setup: str = "", params=(), prepare=None) -> sqlite3.Error:
     connection = sqlite3.connect(":memory:")

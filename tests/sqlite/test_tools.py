@@ -32,7 +32,7 @@ async def test_list_tables_counts_rows_and_columns(people, era):
         "name": "people",
         "type": "table",
         "row_count": 250,
-        "row_count_exact": True,
+        "row_count_is": "exact",
         "column_count": 4,
         "problem": None,
     }

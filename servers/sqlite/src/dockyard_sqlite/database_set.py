@@ -16,6 +16,7 @@ from dockyard_shared import InvalidArgument, NotFound, did_you_mean
 from dockyard_shared.offload import run_in_thread
 
 from .database import Budget, Database
+from .database.catalog import EXACT_COUNT_UP_TO
 from .database.connection import worker_limits
 from .models import ExecuteResult, QueryPlan, QueryResult, TableDescription, TableList
 from .settings import DatabaseSpec, Limits
@@ -81,7 +82,8 @@ class DatabaseSet:
         so describe_table's first call on them is a catalog-cache hit: uncached, it reads the table's
         columns, keys, indexes, DDL, sample rows and count in a worker, 5–6 ms against ~1 ms for a kept
         answer (bench/startup). Bounded so a large database does not pay for it: views are skipped (their
-        count runs their query), and so are tables the listing could not count exactly; it stops after
+        count runs their query), and so are tables too large for describe_table to count exactly (an estimate
+        above EXACT_COUNT_UP_TO, or a bound) or not counted at all; it stops after
         ``tables`` tables or ``seconds`` of describing, whichever comes first."""
         started = time.monotonic()
         left = tables
@@ -90,7 +92,13 @@ class DatabaseSet:
             for summary in listing.tables if listing else []:
                 if left <= 0 or time.monotonic() - started > seconds:
                     return
-                if summary.type != "table" or not summary.row_count_exact or summary.problem:
+                small = summary.row_count is not None and summary.row_count <= EXACT_COUNT_UP_TO
+                if (
+                    summary.type != "table"
+                    or summary.row_count_is == "at least"
+                    or not small
+                    or summary.problem
+                ):
                     continue
                 database.describe_table(summary.name)
                 left -= 1

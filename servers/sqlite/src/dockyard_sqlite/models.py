@@ -25,8 +25,10 @@ __all__ = [
 class TableSummary(BaseModel):
     name: str
     type: Literal["table", "view"]
-    row_count: int | None = Field(description="rows; null when counting would be too slow (large views)")
-    row_count_exact: bool = Field(description="false when row_count is an estimate (the largest rowid)")
+    row_count: int | None = Field(description="rows, as row_count_is says; null when not counted")
+    row_count_is: Literal["exact", "estimate", "at least", "not counted"] = Field(
+        description="exact up to 10,000 rows; above, an estimate (the rowid range) or a lower bound"
+    )
     column_count: int | None = Field(description="null when the object cannot be read (see problem)")
     problem: str | None = Field(
         default=None, description="what is wrong with this object when SQLite cannot read it here"

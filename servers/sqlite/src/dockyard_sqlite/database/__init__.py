@@ -47,6 +47,8 @@ _log = logging.getLogger(__name__)
 
 # How long a look-up made only to word an error (a did-you-mean) may take.
 _HINT_BUDGET_MS = 500
+# How many plan steps a time-out's index advice looks at.
+_HINT_PLAN_STEPS = 50
 
 
 class Database:
@@ -90,7 +92,12 @@ class Database:
 
     @contextmanager
     def _connection(
-        self, *, writer: bool = False, budget: Budget | None = None, sql: str | None = None
+        self,
+        *,
+        writer: bool = False,
+        budget: Budget | None = None,
+        sql: str | None = None,
+        params: Params = None,
     ) -> Iterator[RemoteConnection]:
         target = self._writer if writer else self._reader
         assert target is not None
@@ -99,7 +106,7 @@ class Database:
         def problem(error: BaseException, connection: RemoteConnection) -> Problem:
             # The next step's look-ups (did you mean…) run on the same worker: a second lease could
             # wait behind this very call when every worker is busy.
-            hints = _Hints(self, connection)
+            hints = _Hints(self, connection, params)
             return problem_for(error, hints, log=connection.auth_log, budget=budget, sql=sql)
 
         with checkout(self.pool, target, budget=budget, problem=problem) as connection:
@@ -220,9 +227,10 @@ class Database:
                 f"max_rows must be between 1 and {self.limits.max_rows} (this server's ceiling).",
                 next_step=f"Pass max_rows ≤ {self.limits.max_rows}, and page with the cursor for more.",
             )
-        fingerprint = query_fingerprint(self.alias, sql, params)
-        offset = offset_from(cursor, fingerprint)
-        with self._connection(budget=budget, sql=sql) as connection:
+        # Only a cursor, given or returned, needs the query's fingerprint (JSON and SHA-256 of the text).
+        fingerprint = query_fingerprint(self.alias, sql, params) if cursor else None
+        offset = offset_from(cursor, fingerprint) if fingerprint else 0
+        with self._connection(budget=budget, sql=sql, params=params) as connection:
             # Sent together, answered together: one wait for the worker. The page's budget is what
             # the column names leave of max_chars, as rows_budget says (computed in the worker).
             result = connection.execute(sql, bind(params))
@@ -242,7 +250,11 @@ class Database:
             budget_left = rows_budget(columns, self.limits.max_chars)
         if stopped_by == "too_wide":
             raise too_wide(offset + 1, len(columns), budget_left)
-        next_cursor, note = continuation(fingerprint, offset, len(rows), stopped_by) if more else (None, None)
+        if more:
+            fingerprint = fingerprint or query_fingerprint(self.alias, sql, params)
+            next_cursor, note = continuation(fingerprint, offset, len(rows), stopped_by)
+        else:
+            next_cursor, note = None, None
         # Built from values read_page produced: validating 10,000 rows again would cost more than
         # running the query.
         return QueryResult.model_construct(
@@ -265,7 +277,7 @@ class Database:
                 "Pass the statement itself, without EXPLAIN.", next_step="Remove the EXPLAIN prefix."
             )
         room = self.limits.max_chars // 2
-        with self._connection(budget=budget, sql=sql) as connection:
+        with self._connection(budget=budget, sql=sql, params=params) as connection:
             rows = connection.execute(f"EXPLAIN QUERY PLAN {sql}", bind(params)).fetchall()
             steps = _leading(rows, room, lambda row: len(row[3]) + 30)  # a step's JSON beside its detail
             notes = catalog.scan_notes(connection, [r[3] for r in steps], sql)
@@ -286,7 +298,9 @@ class Database:
         """What a write would destroy — a dropped object, or every row of a table — or None
         (:func:`.writes.destructive_effect`: nothing of its trial run persists)."""
         sql = one_statement(sql)
-        with self._connection(writer=True, budget=budget or self._budget(), sql=sql) as connection:
+        with self._connection(
+            writer=True, budget=budget or self._budget(), sql=sql, params=params
+        ) as connection:
             return writes.destructive_effect(connection, sql, params)
 
     def execute(
@@ -295,7 +309,7 @@ class Database:
         """Run one write statement and commit it; with ``refuse_emptying``, roll it back if it empties a
         table after all (:func:`.writes.execute`)."""
         sql = one_statement(sql)
-        with self._connection(writer=True, budget=budget, sql=sql) as connection:
+        with self._connection(writer=True, budget=budget, sql=sql, params=params) as connection:
             return writes.execute(
                 connection, sql, params, alias=self.alias, limits=self.limits, refuse_emptying=refuse_emptying
             )
@@ -314,13 +328,14 @@ def _leading(items: list[T], max_chars: int, size_of: Callable[[T], int]) -> lis
 class _Hints:
     """An :class:`.errors.ErrorSource` whose look-ups run on the connection the error came from."""
 
-    def __init__(self, database: Database, connection: RemoteConnection) -> None:
+    def __init__(self, database: Database, connection: RemoteConnection, params: Params = None) -> None:
         self.alias = database.alias
         self.path: Path = database.path
         self.writable = database.writable
         self.memory_per_statement_mb = database.memory_per_statement_mb
         self.max_write_mb = database.max_write_mb
         self._connection = connection
+        self._params = params
 
     def known_tables(self) -> list[str]:
         try:
@@ -335,3 +350,15 @@ class _Hints:
             return catalog.columns_nearby(self._connection, sql)
         except (Problem, sqlite3.Error):
             return None
+
+    def index_advice(self, sql: str | None) -> list[str]:
+        if not sql:
+            return []
+        try:
+            self._connection.limit_to(Budget(_HINT_BUDGET_MS))
+            rows = self._connection.execute(f"EXPLAIN QUERY PLAN {sql}", bind(self._params)).fetchall()
+            return catalog.index_suggestions(
+                self._connection, [row[3] for row in rows[:_HINT_PLAN_STEPS]], sql
+            )
+        except (Problem, sqlite3.Error):
+            return []

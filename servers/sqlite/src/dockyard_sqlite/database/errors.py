@@ -68,6 +68,11 @@ class ErrorSource(Protocol):
         """The tables ``sql`` names and their columns; None when the catalog cannot be read."""
         ...
 
+    def index_advice(self, sql: str | None) -> list[str]:
+        """``CREATE INDEX`` statements that would spare ``sql``'s full scans (from its plan, never run);
+        empty when there are none or the plan cannot be read quickly."""
+        ...
+
 
 def problem_for(
     error: BaseException,
@@ -103,12 +108,23 @@ def problem_for(
             if isinstance(error, StatementStopped)
             else ""
         )
+        # Only where the time limit stopped it between steps: a statement killed inside one step may
+        # be one whose compile is the problem, and planning it would compile it again.
+        advice = source.index_advice(sql) if not isinstance(error, StatementStopped) else []
+        index = (
+            f" The plan reads whole tables; an index would help: {'; '.join(advice[:3])} (for the "
+            "operator to create: this server never does)."
+            if advice
+            else ""
+        )
         return LimitExceeded(
             f"The statement ran longer than the {budget.timeout_ms} ms limit and was stopped{how} "
             "(a runaway recursive CTE, a cross join, a scan of a very large table, or costly "
             "functions on long values).",
             next_step="Add a LIMIT or a narrower WHERE, make sure a recursive CTE terminates, "
-            "work on shorter values (substr), or check the plan with explain_query.",
+            "work on shorter values (substr), or check the plan with explain_query."
+            f"{index} If the statement is right and the data is simply large, ask the user to restart "
+            f"the server with a higher --timeout-ms (now {budget.timeout_ms}).",
         )
     unavailable = _unavailable_function(lowered, log)
     if unavailable is not None:

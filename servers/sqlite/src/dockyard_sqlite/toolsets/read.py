@@ -34,9 +34,9 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
 
         Use when: starting to explore a database.
         Not for: columns (describe_table) or rows (query).
-        Returns: name, type, row_count (an estimate if row_count_exact is false; null if too slow),
-        column_count; total; a note when some are left out.
-        Limits: 500 tables and views, tables first; 200 ms of counting each.
+        Returns: name, type, row_count (row_count_is: exact, estimate or at least), column_count;
+        total; a note when some are left out.
+        Limits: 500 tables and views, tables first; exact counts up to 10,000 rows.
         """
         return await databases.listing(database)
 

@@ -36,7 +36,7 @@ from urllib.parse import quote
 
 from ..rows import json_chars, read_page, skip_rows
 from ..safety import AuthorizerLog, authorizer
-from .protocol import LIMITS, read_message, write_message
+from .protocol import HEADER, LIMITS, frame, loads, write_message
 
 __all__ = ["PROGRESS_STEPS", "main"]
 
@@ -46,6 +46,9 @@ __all__ = ["PROGRESS_STEPS", "main"]
 PROGRESS_STEPS = 10_000
 # How many databases one worker keeps open (each holds up to 2 MB of page cache).
 _KEPT_CONNECTIONS = 8
+# The most one read of the requests takes from the pipe (a larger buffer is mapped and unmapped on
+# every read: see MALLOC_MMAP_THRESHOLD_ in .process).
+_READ_BYTES = 1 << 16
 # Cursors one lease may keep open (the catalog code nests at most two).
 _KEPT_CURSORS = 16
 
@@ -101,7 +104,8 @@ def _log(connection: _Connection | None) -> dict[str, Any] | None:
         return None
     log = connection.auth_log
     return {
-        "actions": log.actions,
+        # Each distinct action once, in the order first seen: a listing reads each table several times.
+        "actions": list(dict.fromkeys(log.actions)),
         "refused": log.refused,
         "refused_bookkeeping": log.refused_bookkeeping,
         "deleted": log.deleted,
@@ -227,6 +231,39 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
 
 
+class _Requests:
+    """The server's requests, framed as :mod:`.protocol` says, read in large chunks: requests written
+    together (a statement and its page) arrive in one read, and :meth:`waiting` says so."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._buffer = bytearray()
+
+    def _complete(self) -> int | None:
+        """The size of the first request in the buffer, when all of it has arrived."""
+        if len(self._buffer) < HEADER.size:
+            return None
+        size = HEADER.size + HEADER.unpack_from(self._buffer)[0]
+        return size if len(self._buffer) >= size else None
+
+    def waiting(self) -> bool:
+        return self._complete() is not None
+
+    def next(self) -> Any:
+        """The next request, or None at the end of the stream."""
+        while (size := self._complete()) is None:
+            chunk = os.read(self._fd, _READ_BYTES)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        try:
+            with memoryview(self._buffer) as view:
+                body = bytes(view[HEADER.size : size])
+            return loads(body)
+        finally:  # taken even when it did not fit in memory: the next request starts after it
+            del self._buffer[:size]
+
+
 def _address_space() -> int:
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
@@ -237,8 +274,8 @@ def main() -> None:
     # The protocol owns the original stdout; anything printed by accident goes to stderr instead.
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    requests = os.fdopen(0, "rb")
-    config = read_message(requests)
+    requests = _Requests(0)
+    config = requests.next()
     if config is None:
         return
     address_space, heap = config
@@ -250,7 +287,7 @@ def main() -> None:
     worker = _Worker()
     while True:
         try:
-            request = read_message(requests)
+            request = requests.next()
         except MemoryError:
             request = ("invalid",)
         if request is None:
@@ -260,9 +297,13 @@ def main() -> None:
         except (sqlite3.Error, MemoryError, OverflowError, ValueError, TypeError) as error:
             reply = worker.failure(error)
         try:
-            write_message(replies, reply)
+            replies.write(frame(reply))
         except MemoryError:  # the reply itself did not fit: say so, in a message that does
-            write_message(replies, ("error", ("MemoryError", "out of memory", None, _state(None))))
+            replies.write(frame(("error", ("MemoryError", "out of memory", None, _state(None)))))
+        # Requests sent together (a statement and its page) are answered together: one write, and
+        # one wake-up of the server, once no other request is waiting to be read.
+        if not requests.waiting():
+            replies.flush()
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ from .protocol import HEADER, frame, loads
 
 __all__ = ["WorkerProcess"]
 
+# How much one read of the replies takes at most when more than the reply awaited has arrived.
+_READ_BYTES = 1 << 16
 # How long a new worker may take to start (imports, on a busy machine) before it counts as failed.
 _START_TIMEOUT_S = 30.0
 
@@ -48,6 +50,8 @@ class WorkerProcess:
         self._alive = True
         self.killed = False
         self.databases: set[tuple] = set()  # opened here already: a lease prefers such a worker
+        self._outbox: list[bytes] = []  # requests not written yet
+        self._inbox = bytearray()  # replies read but not taken yet
         assert self.process.stdin is not None and self.process.stdout is not None
         self._write_fd = self.process.stdin.fileno()
         self._read_fd = self.process.stdout.fileno()
@@ -85,16 +89,23 @@ class WorkerProcess:
                 stream.close()  # type: ignore[union-attr]
 
     def send(self, message: tuple) -> None:
-        """Write one request; its reply is read later (:meth:`receive`), so requests can be pipelined."""
-        self._send(message)
+        """Queue one request; it is written with the others queued when a reply is first awaited
+        (:meth:`receive`): requests sent together reach the worker in one write, and wake it once."""
+        self._outbox.append(frame(message))
 
     def receive(self, stop_at: float) -> tuple[str, Any]:
         """The next reply's status and payload. At ``stop_at`` (a monotonic time) without one the
         process is killed and :class:`StatementStopped` raised."""
+        if self._outbox:
+            data, self._outbox = b"".join(self._outbox), []
+            self._write(data)
         return self._receive(stop_at)
 
     def _send(self, message: Any) -> None:
-        view = memoryview(frame(message))
+        self._write(frame(message))
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
         try:
             while view:
                 view = view[os.write(self._write_fd, view) :]
@@ -106,8 +117,10 @@ class WorkerProcess:
         return loads(self._read(HEADER.unpack(header)[0], stop_at))
 
     def _read(self, size: int, stop_at: float) -> bytes:
-        chunks = []
-        while size:
+        """``size`` bytes of the replies; what arrived beyond them (the next replies, written together)
+        is kept for the next read."""
+        inbox = self._inbox
+        while len(inbox) < size:
             remaining = stop_at - time.monotonic()
             if remaining <= 0:
                 self.kill()
@@ -115,12 +128,14 @@ class WorkerProcess:
             ready, _, _ = select.select([self._read_fd], [], [], remaining)
             if not ready:
                 continue
-            chunk = os.read(self._read_fd, min(size, 1 << 20))
+            chunk = os.read(self._read_fd, min(max(size - len(inbox), _READ_BYTES), 1 << 20))
             if not chunk:
                 raise self._lost()
-            chunks.append(chunk)
-            size -= len(chunk)
-        return b"".join(chunks)
+            inbox += chunk
+        with memoryview(inbox) as view:
+            data = bytes(view[:size])
+        del inbox[:size]
+        return data
 
     def _lost(self) -> sqlite3.Error:
         self.reap()

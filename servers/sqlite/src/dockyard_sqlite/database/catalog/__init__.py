@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from .ddl import schema_ddl
 from .description import describe
-from .index_advice import scan_notes
+from .index_advice import index_suggestions, scan_notes
 from .listing import (
     EXACT_COUNT_UP_TO,
+    LISTED_EXACT_UP_TO,
     MAX_LISTED_TABLES,
     TableListing,
     count_rows,
@@ -24,6 +25,7 @@ from .names import MAX_NAME_CHARS, columns_nearby, cut_name, resolve, table_name
 
 __all__ = [
     "EXACT_COUNT_UP_TO",
+    "LISTED_EXACT_UP_TO",
     "MAX_LISTED_TABLES",
     "MAX_NAME_CHARS",
     "TableListing",
@@ -31,6 +33,7 @@ __all__ = [
     "count_rows",
     "cut_name",
     "describe",
+    "index_suggestions",
     "listing",
     "object_problem",
     "resolve",
