@@ -149,12 +149,6 @@ class LazyStore:
             raise AttributeError(name)
         return getattr(self.opened(), name)
 
-    def get_task_at_once(self, task_id: str) -> Any:
-        """As :meth:`TaskStore.get_task_at_once` once the store is open; None before (opening it would
-        make the caller's thread, the event loop, wait for SQLAlchemy)."""
-        store = self._store
-        return None if store is None else store.get_task_at_once(task_id)
-
     def subscribe(self, listener: Callable[[ChangeEvent], None]) -> Callable[[], None]:
         """As :meth:`TaskStore.subscribe`, without opening the store."""
         return self._listeners.add(listener)

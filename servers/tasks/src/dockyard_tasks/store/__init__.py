@@ -11,8 +11,6 @@ Methods are blocking; the server runs them in worker threads (``dockyard_shared.
 from __future__ import annotations
 
 import logging
-import sqlite3
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -43,13 +41,12 @@ from ..models import (
     TaskPage,
     UpdateResult,
 )
-from ..rules import TaskRef, check_name, format_task_id, parse_project_key, parse_task_id
+from ..rules import check_name, format_task_id, parse_project_key, parse_task_id
 from . import detail, feed, links, mutations, queries, summary, transfer
-from .engine import STATEMENT_TIMEOUT_S, WRITE, connect_without_waiting, is_postgres, make_engine, shown_url
+from .engine import STATEMENT_TIMEOUT_S, WRITE, is_postgres, make_engine, shown_url
 from .errors import problem_for
 from .history import Announce, ChangeEvent, Recorder
 from .migrate import check_sqlite_file, migrate
-from .prepared import PreparedSelects
 from .queries import TaskFilter
 from .schema import Project, Task
 from .unreadable import unreadable_in
@@ -59,8 +56,6 @@ __all__ = ["ChangeEvent", "StoreLimits", "TaskChanges", "TaskDraft", "TaskFilter
 log = logging.getLogger(__name__)
 
 Listener = Callable[[ChangeEvent], None]
-# SQLite's answers where a read would have had to wait: the read at once then goes to a worker thread.
-_WOULD_WAIT = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 # What turning a stored value into an answer raises when the value is not what the schema writes.
 _UNREADABLE = (ValueError, LookupError, TypeError)
 
@@ -117,11 +112,6 @@ class TaskStore:
         self.announce: Announce | None = None
         self._summary_cache: dict[tuple, Summary] = {}
         self._projects = queries.ProjectDirectory()
-        # SQLite: the connection that reads at once (see get_task_at_once), never waiting, held by one
-        # thread at a time (the warm-up opens it; the event loop uses it).
-        self._at_once: Connection | None = None
-        self._at_once_lock = threading.Lock()
-        self._prepared_detail: PreparedSelects | None = None
 
     def _refresh_statistics(self) -> None:
         """SQLite plans by its statistics, which nothing else keeps: sample them at start-up (a few ms;
@@ -136,10 +126,6 @@ class TaskStore:
             log.warning("the database's statistics were not refreshed: %s", error.orig)
 
     def close(self) -> None:
-        with self._at_once_lock:
-            if self._at_once is not None:
-                self._at_once.invalidate()  # closed, not pooled again with its busy timeout of zero
-                self._at_once = None
         self.engine.dispose()
 
     # -- listeners -----------------------------------------------------------------------------
@@ -251,78 +237,11 @@ class TaskStore:
         ref = parse_task_id(task_id)
         with self._reading_connection() as connection:
             return detail.get_task(
-                detail.fetch_on(connection),
+                connection,
                 ref,
                 related_limit=self.limits.related,
                 history_limit=self.limits.history,
             )
-
-    def get_task_at_once(self, task_id: str) -> TaskDetail | None:
-        """:meth:`get_task` in the calling thread, if it can be answered without waiting for anything;
-        else None, and the caller runs :meth:`get_task` in a worker thread.
-
-        Why: for the event loop, handing a read to a worker thread and back cost 0.4–0.55 ms of a 3–4 ms
-        call (a raw stdio client with 5 ms between calls, bench/tasks), for a read that takes 0.25 ms.
-        Only on SQLite, on the thread's own connection whose busy timeout is zero: in WAL mode a reader
-        does not wait for writers, and where it would have to (another connection holding the file in
-        exclusive locking mode, a recovery in progress) SQLite answers "busy" at once and this returns
-        None. PostgreSQL (round trips over the network, a pool that may be exhausted) always returns None.
-        """
-        if self.postgres:
-            return None
-        ref = parse_task_id(task_id)
-        if not self._at_once_lock.acquire(blocking=False):
-            return None  # another thread is reading at once (the warm-up): not worth waiting for
-        try:
-            try:
-                driver, prepared = self._connection_at_once()
-            except DBAPIError as error:
-                if getattr(error.orig, "sqlite_errorcode", None) in _WOULD_WAIT:
-                    return None
-                raise problem_for(error, writing=False) from None
-            return self._read_task_at_once(driver, prepared, ref)
-        finally:
-            self._at_once_lock.release()
-
-    def _read_task_at_once(
-        self, driver: sqlite3.Connection, prepared: PreparedSelects, ref: TaskRef
-    ) -> TaskDetail | None:
-        # The driver's connection, with the statements prepared for it (prepared.py): SQLAlchemy's own
-        # execution path cost more than the statements.
-        cursor = driver.cursor()
-        try:
-            cursor.execute("BEGIN")  # one snapshot for the call's statements (autocommit otherwise)
-            try:
-                return detail.get_task(
-                    prepared.fetcher(cursor),
-                    ref,
-                    related_limit=self.limits.related,
-                    history_limit=self.limits.history,
-                )
-            finally:
-                if driver.in_transaction:
-                    driver.rollback()  # it read only: ending it either way releases the snapshot
-        except sqlite3.Error as error:
-            if error.sqlite_errorcode not in _WOULD_WAIT:
-                log.warning("get_task at once failed, retried in a worker: %s", error)
-            return None  # the worker's get_task waits where this could not, and words any failure
-        except _UNREADABLE:
-            return None  # a stored value it cannot read: the worker's get_task names it
-        finally:
-            cursor.close()
-
-    def _connection_at_once(self) -> tuple[sqlite3.Connection, PreparedSelects]:
-        """The never-waiting connection (the driver's), and get_task's statements prepared for it; made by
-        the first caller (the warm-up, so the event loop's first get_task finds them). Under the lock.
-
-        SQLAlchemy opens a SQLite file's connections with ``check_same_thread=False``, so the connection
-        may pass from the warm-up's thread to the event loop's; the lock keeps it to one at a time."""
-        connection = self._at_once
-        if connection is None or connection.invalidated or connection.closed:
-            connection = self._at_once = connect_without_waiting(self.engine)
-        if self._prepared_detail is None:
-            self._prepared_detail = PreparedSelects(detail.STATEMENTS, self.engine.dialect)
-        return connection.connection.driver_connection, self._prepared_detail
 
     def next_task(self, assignee: str, project: str | None = None) -> NextTask:
         assignee = check_name(assignee, field="assignee")
