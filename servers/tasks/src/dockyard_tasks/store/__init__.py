@@ -11,12 +11,13 @@ Methods are blocking; the server runs them in worker threads (``dockyard_shared.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -41,11 +42,12 @@ from ..models import (
     TaskPage,
     UpdateResult,
 )
+from ..notices import channel_for_schema, payload_parts
 from ..rules import check_name, format_task_id, parse_project_key, parse_task_id
 from . import detail, feed, links, mutations, queries, summary, transfer
 from .engine import STATEMENT_TIMEOUT_S, WRITE, is_postgres, make_engine, shown_url
 from .errors import problem_for
-from .history import Announce, ChangeEvent, Recorder
+from .history import ChangeEvent, Recorder
 from .migrate import check_sqlite_file, migrate
 from .queries import TaskFilter
 from .schema import Project, Task
@@ -108,8 +110,10 @@ class TaskStore:
         if not self.postgres:
             self._refresh_statistics()
         self._listeners: Listeners[ChangeEvent] = Listeners()
-        # PostgreSQL: the NOTIFY each write transaction sends with its history (see history.Announce).
-        self.announce: Announce | None = None
+        # PostgreSQL: each write transaction sends a NOTIFY on its schema's channel (notices.py), naming
+        # this store as its origin, so replicas hear the change and this process's feed skips its own.
+        self.origin = uuid.uuid4().hex
+        self.channel = self._channel_of_schema() if self.postgres else None
         self._summary_cache: dict[tuple, Summary] = {}
         self._projects = queries.ProjectDirectory()
 
@@ -124,6 +128,16 @@ class TaskStore:
         except DBAPIError as error:
             # A read-only or full database still serves reads: each write then says why it failed.
             log.warning("the database's statistics were not refreshed: %s", error.orig)
+
+    def _channel_of_schema(self) -> str:
+        """One channel per database schema, so stores in different schemas do not hear each other."""
+        with self.engine.connect() as connection:
+            schema = connection.execute(text("SELECT current_schema()")).scalar() or "public"
+        return channel_for_schema(schema)
+
+    def _announcement(self, event: ChangeEvent) -> tuple[str, str, str]:
+        head, tail = payload_parts(self.origin, event.projects, event.tasks, event.new_projects)
+        return self.channel or "", head, tail
 
     def close(self) -> None:
         self.engine.dispose()
@@ -196,7 +210,9 @@ class TaskStore:
             ):
                 recorder = Recorder(connection, actor, self.clock())
                 yield connection, recorder
-                event = recorder.finish(postgres=self.postgres, announce=self.announce)
+                event = recorder.finish(
+                    postgres=self.postgres, announce=self._announcement if self.channel else None
+                )
                 committing = True  # leaving the block commits: a failure now may come after the commit landed
         except DBAPIError as error:
             raise problem_for(

@@ -105,7 +105,9 @@ def problem_for(
             next_step="Retry the call; read the task again first if you passed expected_version.",
             retryable=True,
         )
-    if not writing and (sqlite_code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or state in ("40001", "40P01")):
+    if not writing and (
+        sqlite_code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or state in ("40001", "40P01")
+    ):
         return UpstreamUnavailable(
             f"The task database was busy with other work for longer than its wait limit ({reason}); {saved}.",
             next_step="Retry in a moment.",
