@@ -50,6 +50,7 @@ from .errors import problem_for
 from .history import ChangeEvent, Recorder
 from .migrate import check_sqlite_file, migrate
 from .queries import TaskFilter
+from .rows import UNREADABLE
 from .schema import Project, Task
 from .unreadable import unreadable_in
 
@@ -58,8 +59,6 @@ __all__ = ["ChangeEvent", "StoreLimits", "TaskChanges", "TaskDraft", "TaskFilter
 log = logging.getLogger(__name__)
 
 Listener = Callable[[ChangeEvent], None]
-# What turning a stored value into an answer raises when the value is not what the schema writes.
-_UNREADABLE = (ValueError, LookupError, TypeError)
 
 
 @dataclass(frozen=True)
@@ -166,7 +165,7 @@ class TaskStore:
         except DBAPIError as error:
             problem = problem_for(error, writing=False, timeout_s=self.statement_timeout_s)
             raise (self._unreadable() if not problem.retryable else None) or problem from None
-        except _UNREADABLE as error:
+        except UNREADABLE as error:
             # A stored value the answer could not be built from (unreadable.py); else the failure is ours.
             problem = self._unreadable()
             if problem is None:

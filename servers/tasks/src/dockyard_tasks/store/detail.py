@@ -14,8 +14,9 @@ from sqlalchemy import Connection, bindparam, case, func, literal_column, select
 from sqlalchemy.orm import aliased
 
 from ..models import CommentEntry, RelatedTask, TaskDetail
-from ..rules import OPEN, TaskRef, format_task_id, priority_name, task_not_found
+from ..rules import OPEN, TaskRef, format_task_id, task_not_found
 from .history import change_entry, iso
+from .rows import task_row
 from .schema import Activity, Comment, Dependency, Label, Project, Task
 
 __all__ = ["get_task"]
@@ -177,21 +178,22 @@ def get_task(connection: Connection, ref: TaskRef, *, related_limit: int, histor
         note += " changes_since gives the whole history."
     if cut and task.comments_total > len(comments):
         note += " export_project gives every comment."
+    row = task_row(task, task.key, full=True)
     return TaskDetail(
-        id=format_task_id(task.key, task.number),
+        id=row.id,
         project=task.key,
-        title=task.title,
-        description=task.description,
-        status=task.status,
-        priority=priority_name(task.priority),
-        assignee=task.assignee,
-        due=task.due_date.isoformat() if task.due_date else None,
+        title=row.title,
+        description=row.description or "",
+        status=row.status,
+        priority=row.priority,
+        assignee=row.assignee,
+        due=row.due,
         labels=list(labels),
         parent=parent[0] if parent else None,
-        version=task.version,
-        created_at=iso(task.created_at) or "",
+        version=row.version or 0,
+        created_at=row.created_at or "",
         created_by=task.created_by,
-        updated_at=iso(task.updated_at) or "",
+        updated_at=row.updated_at or "",
         blocked_by=blocked_by,
         blocked_by_total=task.blocked_by_total,
         open_blockers=[b.id for b in blocked_by if b.status in OPEN],

@@ -46,9 +46,10 @@ from .graph import find_cycle, lock_graph, parent_loop
 from .history import Recorder, changes_after_version, describe_changes, iso
 from .queries import project_id_of, task_ids
 from .relations import open_blockers
+from .rows import task_row
 from .schema import Dependency, Label, Project, Task
 
-__all__ = ["create_project", "create_tasks", "created_row", "task_row", "update_task"]
+__all__ = ["create_project", "create_tasks", "created_row", "update_task"]
 
 
 @dataclass
@@ -74,22 +75,8 @@ class TaskState:
         return self.values["version"]
 
 
-def task_row(task: TaskState, key: str) -> TaskRow:
-    v = task.values
-    return TaskRow(
-        id=format_task_id(key, v["number"]),
-        title=v["title"],
-        status=v["status"],
-        priority=priority_name(v["priority"]),
-        assignee=v["assignee"],
-        due=v["due_date"].isoformat() if v["due_date"] else None,
-        description=v["description"],
-        labels=task.labels,
-        parent=task.parent,
-        version=v["version"],
-        created_at=iso(v["created_at"]),
-        updated_at=iso(v["updated_at"]),
-    )
+def _row_of(task: TaskState, key: str) -> TaskRow:
+    return task_row(task.values, key, full=True, labels=task.labels, parent=task.parent)
 
 
 # Statements of the write paths on a plain connection, built once: their compiled forms are cached,
@@ -321,7 +308,7 @@ def created_row(connection: Connection, task: TaskState, key: str) -> TaskRow:
     (what get_task and list_tasks show)."""
     if len(task.labels) > 1:
         task.labels = _stored_labels(connection, task.id)
-    return task_row(task, key)
+    return _row_of(task, key)
 
 
 # -- changing a task -----------------------------------------------------------------------------------
@@ -458,4 +445,4 @@ def update_task(
         )
         for name, old, new in changed:
             rec.task_changed(key, task, name, old, new)
-    return task_row(task, key), [name for name, _, _ in changed]
+    return _row_of(task, key), [name for name, _, _ in changed]

@@ -26,7 +26,9 @@ from ..models import (
 )
 from ..rules import OPEN, TaskRef, format_task_id, priority_name, task_not_found
 from .history import iso
+from .rows import UNREADABLE, as_date, as_datetime, raw, task_row
 from .schema import Dependency, Label, Project, Task, TaskCount
+from .unreadable import unreadable_note
 
 __all__ = [
     "ProjectDirectory",
@@ -240,21 +242,32 @@ def _sort_columns(query: TaskFilter) -> tuple[list[Any], bool]:
 
 
 def _key_values(sort: str, row: Any) -> list[Any]:
+    """The keyset of ``row`` (its sort column read raw: see rows.raw), for the next page's cursor."""
     if sort == "priority":
         return [row.priority, row.id]
     if sort == "due":
-        return [(row.due_date or FAR_FUTURE).isoformat(), row.id]
+        return [_iso_or_stored(as_date, row.due_date or FAR_FUTURE), row.id]
     if sort == "updated":
-        return [row.updated_at.isoformat(), row.id]
+        return [_iso_or_stored(as_datetime, row.updated_at), row.id]
     return [row.id]
 
 
+def _iso_or_stored(parse: Any, value: Any) -> Any:
+    # A stored value that is not a date (SQLite, rows.UNREADABLE) still orders the page: as its text.
+    try:
+        return parse(value).isoformat()
+    except UNREADABLE:
+        return str(value)
+
+
 def _decoded_key(sort: str, values: list[Any]) -> list[Any]:
-    if sort == "due":
-        return [date.fromisoformat(values[0]), values[1]]
-    if sort == "updated":
-        return [datetime.fromisoformat(values[0]), values[1]]
-    return values
+    parse = date.fromisoformat if sort == "due" else datetime.fromisoformat if sort == "updated" else None
+    if parse is None:
+        return values
+    try:
+        return [parse(values[0]), values[1]]
+    except ValueError:
+        return values  # the text of an unreadable stored value (_iso_or_stored)
 
 
 _TASK_ID = (
@@ -323,7 +336,8 @@ def list_tasks(
     projects = projects or ProjectDirectory()
     columns, descending = _sort_columns(query)
     # No join with projects here: SQLite would then drive the query from the 20 projects and scan every
-    # task of each; the keys of the page's projects are looked up afterwards instead.
+    # task of each; the keys of the page's projects are looked up afterwards instead. Dates are read raw
+    # (rows.raw): one a row holds that is not a date leaves that row out, not the page.
     statement = select(
         Task.id,
         Task.project_id,
@@ -332,9 +346,9 @@ def list_tasks(
         Task.status,
         Task.priority,
         Task.assignee,
-        Task.due_date,
-        Task.updated_at,
-        *([Task.description, Task.parent_id, Task.version, Task.created_at] if full else []),
+        raw(Task.due_date),
+        raw(Task.updated_at),
+        *([Task.description, Task.parent_id, Task.version, raw(Task.created_at)] if full else []),
     )
     statement = _filtered(session, query, statement, projects)
     if cursor:
@@ -360,49 +374,56 @@ def list_tasks(
             labels.setdefault(task_id, []).append(label)
         parents = task_ids(session, [row.parent_id for row in rows[:limit] if row.parent_id])
 
-    def to_row(row: Any) -> TaskRow:
-        task = TaskRow(
-            id=format_task_id(keys[row.project_id], row.number),
-            title=row.title,
-            status=row.status,
-            priority=priority_name(row.priority),
-            assignee=row.assignee,
-            due=row.due_date.isoformat() if row.due_date else None,
-        )
-        if full:
-            description = row.description
-            if len(description) > LIST_DESCRIPTION_CHARS:
-                description = (
-                    description[:LIST_DESCRIPTION_CHARS]
-                    + f"… [cut at {LIST_DESCRIPTION_CHARS:,} of {len(description):,} characters: get_task shows all]"
-                )
-            task.description = description
-            task.labels = labels.get(row.id, [])
-            task.parent = parents.get(row.parent_id) if row.parent_id else None
-            task.version = row.version
-            task.created_at = iso(row.created_at)
-            task.updated_at = iso(row.updated_at)
-        return task
-
+    readable: list[tuple[Any, TaskRow]] = []
+    unreadable: list[str] = []
+    for row in rows[:limit]:
+        try:
+            item = task_row(
+                row,
+                keys[row.project_id],
+                full=full,
+                labels=labels.get(row.id, []),
+                parent=parents.get(row.parent_id) if full and row.parent_id else None,
+                description_chars=LIST_DESCRIPTION_CHARS,
+            )
+        except UNREADABLE:
+            unreadable.append(_shown_id(keys, row))
+            continue
+        readable.append((row, item))
     bounded = bound_items(
-        (to_row(row) for row in rows[:limit]),
+        (item for _, item in readable),
         max_items=limit,
         max_chars=max_chars,
         size_of=lambda r: len(r.model_dump_json(exclude_none=True)),
     )
-    shown_rows = rows[: len(bounded.items)]
-    has_more = len(rows) > len(bounded.items)
+    shown = len(bounded.items)
     next_cursor = None
-    note = None
-    if has_more:
-        last = shown_rows[-1]
+    notes = []
+    last = readable[shown - 1][0] if shown < len(readable) else rows[limit - 1] if len(rows) > limit else None
+    has_more = last is not None
+    if last is not None:
         next_cursor = encode_cursor({"f": query.digest(), "k": _key_values(query.sort, last)})
-        why = "the page size limit" if bounded.truncated else f"limit={limit}"
-        note = (
+        why = "the page size limit" if shown < len(readable) else f"limit={limit}"
+        notes.append(
             f"More tasks match (page cut by {why}): call list_tasks again with the same filters and cursor."
         )
+    if unreadable:
+        notes.append(unreadable_note(unreadable))
     return TaskPage(
-        tasks=bounded.items, count=len(bounded.items), has_more=has_more, next_cursor=next_cursor, note=note
+        tasks=bounded.items,
+        count=shown,
+        has_more=has_more,
+        next_cursor=next_cursor,
+        note=" ".join(notes) or None,
+    )
+
+
+def _shown_id(keys: dict[int, str], row: Any) -> str:
+    key, number = keys.get(row.project_id), row.number
+    return (
+        format_task_id(key, number)
+        if key is not None and isinstance(number, int)
+        else f"task number {number!r}"
     )
 
 

@@ -36,12 +36,12 @@ from ..rules import (
     parse_date,
     parse_project_key,
     parse_task_id,
-    priority_name,
     priority_rank,
 )
 from .graph import find_cycle
 from .history import Recorder, iso
 from .queries import find_project, find_task
+from .rows import task_row
 from .schema import Activity, Comment, Dependency, Label, Project, Task
 
 __all__ = ["FORMAT", "IMPORTED", "export_page", "import_document"]
@@ -131,20 +131,14 @@ def _items(session: Session, task: Task, part: str, offset: int) -> Iterator[Any
 
 def _task_fields(session: Session, task: Task, key: str, refs: dict[int, str]) -> dict[str, Any]:
     labels = session.scalars(select(Label.label).where(Label.task_id == task.id).order_by(Label.label)).all()
+    row = task_row(
+        task, key, full=True, labels=list(labels), parent=refs.get(task.parent_id) if task.parent_id else None
+    )
     return TaskDoc(
-        id=format_task_id(key, task.number),
-        title=task.title,
-        description=task.description,
-        status=task.status,
-        priority=priority_name(task.priority),
-        assignee=task.assignee,
-        due=task.due_date.isoformat() if task.due_date else None,
-        labels=list(labels),
-        parent=refs.get(task.parent_id) if task.parent_id else None,
-        created_at=iso(task.created_at) or "",
+        **row.model_dump(exclude={"created_at", "updated_at"}),
+        created_at=row.created_at or "",
         created_by=task.created_by,
-        updated_at=iso(task.updated_at) or "",
-        version=task.version,
+        updated_at=row.updated_at or "",
     ).model_dump()
 
 
