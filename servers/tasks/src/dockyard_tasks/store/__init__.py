@@ -178,12 +178,6 @@ class TaskStore:
         return None if self.postgres else unreadable_in(self.engine)
 
     @contextmanager
-    def _reading(self) -> Iterator[Session]:
-        # The Session joins the connection's transaction; _reading_connection commits it.
-        with self._reading_connection() as connection, Session(bind=connection) as session:
-            yield session
-
-    @contextmanager
     def _writing(self, actor: str) -> Iterator[tuple[Session, Recorder]]:
         """As ``_writing_connection``, with an ORM Session joined to its transaction, for the write paths
         not built from Core statements. The Session is flushed before the history is written (task ids
@@ -228,7 +222,7 @@ class TaskStore:
 
     def project(self, key: str) -> ProjectInfo:
         key = parse_project_key(key)
-        with self._reading() as s:
+        with self._reading_connection() as s:
             return queries.project_info(s, key)
 
     def list_tasks(
@@ -261,7 +255,7 @@ class TaskStore:
     def next_task(self, assignee: str, project: str | None = None) -> NextTask:
         assignee = check_name(assignee, field="assignee")
         key = parse_project_key(project) if project else None
-        with self._reading() as s:
+        with self._reading_connection() as s:
             return queries.next_task(s, assignee=assignee, project=key)
 
     def changes_since(
@@ -269,7 +263,7 @@ class TaskStore:
     ) -> ChangePage:
         key = parse_project_key(project) if project else None
         limit = min(max(1, limit), self.limits.page_max)
-        with self._reading() as s:
+        with self._reading_connection() as s:
             return feed.changes_since(s, cursor, project=key, limit=limit, max_chars=self.limits.page_chars)
 
     def summary(self, project: str | None = None) -> Summary:
@@ -296,19 +290,19 @@ class TaskStore:
 
     def export_project(self, key: str, cursor: str | None = None) -> ProjectExport:
         key = parse_project_key(key)
-        with self._reading() as s:
+        with self._reading_connection() as s:
             return transfer.export_page(
                 s, key, cursor, max_tasks=self.limits.export_tasks, max_chars=self.limits.page_chars
             )
 
     def revision(self) -> int:
-        with self._reading() as s:
+        with self._reading_connection() as s:
             return feed.current_revision(s)
 
     # -- completions ---------------------------------------------------------------------------------
 
     def project_keys(self, prefix: str = "", limit: int = 50) -> list[str]:
-        with self._reading() as s:
+        with self._reading_connection() as s:
             return list(
                 s.scalars(
                     select(Project.key)
@@ -320,7 +314,7 @@ class TaskStore:
 
     def task_ids(self, prefix: str = "", limit: int = 50) -> list[str]:
         key, _, number = prefix.upper().partition("-")
-        with self._reading() as s:
+        with self._reading_connection() as s:
             statement = select(Project.key, Task.number).join(Project, Project.id == Task.project_id)
             if number:
                 statement = statement.where(Project.key == key)
@@ -331,7 +325,7 @@ class TaskStore:
         return [i for i in ids if i.startswith(prefix.upper())][:limit]
 
     def assignees(self, prefix: str = "", limit: int = 50) -> list[str]:
-        with self._reading() as s:
+        with self._reading_connection() as s:
             return list(
                 s.scalars(
                     select(Task.assignee)

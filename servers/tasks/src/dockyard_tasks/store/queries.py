@@ -78,8 +78,12 @@ def _project_not_found(session: Session | Connection, key: str) -> NotFound:
     )
 
 
-def find_project(session: Session, key: str) -> Project:
-    project = session.scalars(select(Project).where(Project.key == key)).one_or_none()
+_PROJECT = select(Project.__table__).where(Project.key == bindparam("key"))
+
+
+def find_project(session: Session | Connection, key: str) -> Any:
+    """The project row (its columns by name)."""
+    project = session.execute(_PROJECT, {"key": key}).one_or_none()
     if project is None:
         raise _project_not_found(session, key)
     return project
@@ -206,7 +210,7 @@ def list_projects(connection: Connection, *, limit: int) -> ProjectList:
     return ProjectList(projects=projects, total=total, truncated=truncated, note=note)
 
 
-def project_info(session: Session, key: str) -> ProjectInfo:
+def project_info(session: Session | Connection, key: str) -> ProjectInfo:
     project = find_project(session, key)
     counted = session.execute(_counts_by_project(TaskCount.project_id == project.id)).one_or_none()
     tasks, open_ = (counted.tasks, counted.open) if counted else (0, 0)

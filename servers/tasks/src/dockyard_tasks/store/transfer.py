@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session
 
 from dockyard_shared import Conflict, InvalidArgument, decode_cursor, encode_cursor, json_size
@@ -95,7 +95,7 @@ def _claimed(h: Activity) -> dict[str, Any] | None:
     return claimed if isinstance(claimed, dict) else None
 
 
-def _items(session: Session, task: Task, part: str, offset: int) -> Iterator[Any]:
+def _items(session: Connection, task: Any, part: str, offset: int) -> Iterator[Any]:
     """One list of a task from ``offset`` on, in export order, read a chunk at a time."""
     if part == "blocked_by":
         rows = session.execute(
@@ -107,8 +107,8 @@ def _items(session: Session, task: Task, part: str, offset: int) -> Iterator[Any
         return
     while True:
         if part == "comments":
-            chunk = session.scalars(
-                select(Comment)
+            chunk = session.execute(
+                select(Comment.__table__)
                 .where(Comment.task_id == task.id)
                 .order_by(Comment.id)
                 .offset(offset)
@@ -116,8 +116,8 @@ def _items(session: Session, task: Task, part: str, offset: int) -> Iterator[Any
             ).all()
             yield from ({"author": c.author, "body": c.body, "created_at": iso(c.created_at)} for c in chunk)
         else:
-            chunk = session.scalars(
-                select(Activity)
+            chunk = session.execute(
+                select(Activity.__table__)
                 .where(Activity.task_id == task.id)
                 .order_by(Activity.id)
                 .offset(offset)
@@ -129,7 +129,7 @@ def _items(session: Session, task: Task, part: str, offset: int) -> Iterator[Any
         offset += len(chunk)
 
 
-def _task_fields(session: Session, task: Task, key: str, refs: dict[int, str]) -> dict[str, Any]:
+def _task_fields(session: Connection, task: Any, key: str, refs: dict[int, str]) -> dict[str, Any]:
     labels = session.scalars(select(Label.label).where(Label.task_id == task.id).order_by(Label.label)).all()
     row = task_row(
         task, key, full=True, labels=list(labels), parent=refs.get(task.parent_id) if task.parent_id else None
@@ -143,8 +143,8 @@ def _task_fields(session: Session, task: Task, key: str, refs: dict[int, str]) -
 
 
 def _task_piece(
-    session: Session,
-    task: Task,
+    session: Connection,
+    task: Any,
     key: str,
     refs: dict[int, str],
     offsets: list[int] | None,
@@ -190,7 +190,7 @@ def _ref_order(task_id: str) -> tuple[str, int]:
     return key, int(number)
 
 
-def _refs_of(session: Session, tasks: list[Task]) -> dict[int, str]:
+def _refs_of(session: Connection, tasks: list[Any]) -> dict[int, str]:
     """Human ids of the parents of these tasks (in any project)."""
     wanted = {t.parent_id for t in tasks if t.parent_id}
     if not wanted:
@@ -204,7 +204,7 @@ def _refs_of(session: Session, tasks: list[Task]) -> dict[int, str]:
 
 
 def export_page(
-    session: Session, key: str, cursor: str | None, *, max_tasks: int, max_chars: int
+    session: Connection, key: str, cursor: str | None, *, max_tasks: int, max_chars: int
 ) -> ProjectExport:
     """Up to ``max_tasks`` tasks and ~``max_chars`` characters; a task bigger than that goes on over the
     next pages, as parts (see _PARTS)."""
@@ -221,8 +221,8 @@ def export_page(
         if "t" in state:  # a task begun on the previous page
             resume, offsets = int(state["t"]), [int(o) for o in state["o"]]
     tasks = list(
-        session.scalars(
-            select(Task)
+        session.execute(
+            select(Task.__table__)
             .where(Task.project_id == project.id, Task.number > after)
             .order_by(Task.number)
             .limit(max_tasks + 1)
