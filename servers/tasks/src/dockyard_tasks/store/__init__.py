@@ -400,22 +400,22 @@ class TaskStore:
 
     def add_comment(self, task_id: str, body: str, *, actor: str) -> CommentResult:
         ref = parse_task_id(task_id)
-        with self._writing(actor) as (s, rec):
+        with self._writing_connection(actor) as (s, rec):
             return links.add_comment(s, rec, ref, body)
 
     def add_dependency(self, task_id: str, blocked_by: str, *, actor: str) -> DependencyResult:
         ref, blocker = parse_task_id(task_id), parse_task_id(blocked_by)
-        with self._writing(actor) as (s, rec):
+        with self._writing_connection(actor) as (s, rec):
             return links.link(s, rec, ref, blocker, add=True, limit=self.limits.related)
 
     def remove_dependency(self, task_id: str, blocked_by: str, *, actor: str) -> DependencyResult:
         ref, blocker = parse_task_id(task_id), parse_task_id(blocked_by)
-        with self._writing(actor) as (s, rec):
+        with self._writing_connection(actor) as (s, rec):
             return links.link(s, rec, ref, blocker, add=False, limit=self.limits.related)
 
     def delete_task(self, task_id: str, *, actor: str) -> DeleteResult:
         ref = parse_task_id(task_id)
-        with self._writing(actor) as (s, rec):
+        with self._writing_connection(actor) as (s, rec):
             return links.delete_task(s, rec, ref)
 
     def import_project(self, document: object, *, actor: str, key: str | None = None) -> ImportResult:

@@ -100,19 +100,22 @@ def project_id_of(connection: Session | Connection, key: str) -> int:
     return project_id
 
 
-def find_task(session: Session, ref: TaskRef, *, lock: bool = False) -> tuple[Task, str]:
-    """The task and its project key; ``lock`` holds the row until commit (PostgreSQL)."""
-    statement = (
-        select(Task, Project.key)
-        .join(Project, Project.id == Task.project_id)
-        .where(Project.key == ref.key, Task.number == ref.number)
-    )
-    if lock:
-        statement = statement.with_for_update(of=Task)
-    found = session.execute(statement).one_or_none()
+_FIND_TASK = (
+    select(Task.__table__, Project.key.label("project_key"))
+    .join(Project, Project.id == Task.project_id)
+    .where(Project.key == bindparam("key"), Task.number == bindparam("number"))
+)
+_FIND_TASK_LOCKED = _FIND_TASK.with_for_update(of=Task.__table__)
+
+
+def find_task(connection: Session | Connection, ref: TaskRef, *, lock: bool = False) -> tuple[Any, str]:
+    """The task's row (its columns by name) and its project key; ``lock`` holds the row until commit
+    (PostgreSQL)."""
+    statement = _FIND_TASK_LOCKED if lock else _FIND_TASK
+    found = connection.execute(statement, {"key": ref.key, "number": ref.number}).one_or_none()
     if found is None:
         raise task_not_found(str(ref))
-    return found[0], found[1]
+    return found, found.project_key
 
 
 def task_ids(session: Session | Connection, ids: list[int]) -> dict[int, str]:
