@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Connection, select, text
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session
 
 from dockyard_shared import InvalidArgument, Problem, UpstreamUnavailable
 
@@ -178,18 +177,6 @@ class TaskStore:
         return None if self.postgres else unreadable_in(self.engine)
 
     @contextmanager
-    def _writing(self, actor: str) -> Iterator[tuple[Session, Recorder]]:
-        """As ``_writing_connection``, with an ORM Session joined to its transaction, for the write paths
-        not built from Core statements. The Session is flushed before the history is written (task ids
-        first, so the lock on the feed is held as briefly as possible)."""
-        with (
-            self._writing_connection(actor) as (connection, recorder),
-            Session(bind=connection, expire_on_commit=False) as session,
-        ):
-            yield session, recorder
-            session.flush()
-
-    @contextmanager
     def _writing_connection(self, actor: str) -> Iterator[tuple[Connection, Recorder]]:
         """A write transaction on a plain connection: the history of its changes is written last, under
         the next revision, and after the commit this process's listeners hear of it."""
@@ -339,7 +326,7 @@ class TaskStore:
     # -- writes ---------------------------------------------------------------------------------------
 
     def create_project(self, key: str, name: str, description: str = "", *, actor: str) -> ProjectInfo:
-        with self._writing(actor) as (s, rec):
+        with self._writing_connection(actor) as (s, rec):
             return mutations.create_project(s, rec, key, name, description)
 
     def create_task(self, draft: TaskDraft, *, actor: str) -> UpdateResult:
@@ -419,5 +406,5 @@ class TaskStore:
             return links.delete_task(s, rec, ref)
 
     def import_project(self, document: object, *, actor: str, key: str | None = None) -> ImportResult:
-        with self._writing(actor) as (s, rec):
+        with self._writing_connection(actor) as (s, rec):
             return transfer.import_document(s, rec, document, key=key, max_tasks=self.limits.import_tasks)

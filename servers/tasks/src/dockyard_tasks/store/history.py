@@ -15,7 +15,6 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import Connection, TextClause, bindparam, insert, select, text, update
-from sqlalchemy.orm import Session
 
 from ..models import ChangeEntry
 from ..rules import format_task_id
@@ -72,7 +71,7 @@ class ChangeEvent:
 
 
 # Built once (their compiled forms are cached): the history is written with plain Core statements on the
-# write's connection, whether its changes went through the ORM (a Session joined to it) or not.
+# write's connection.
 _NEXT_REVISION = update(Feed).where(Feed.id == 1).values(revision=Feed.revision + 1).returning(Feed.revision)
 _INSERT_ACTIVITY = insert(Activity.__table__)
 
@@ -262,9 +261,7 @@ _CHANGES_AFTER_VERSION = (
 )
 
 
-def changes_after_version(
-    session: Session | Connection, task_id: int, version: int, limit: int = 20
-) -> list[Any]:
+def changes_after_version(session: Connection, task_id: int, version: int, limit: int = 20) -> list[Any]:
     """The history rows of a task after ``version`` (what describe_changes needs of each)."""
     return list(
         session.execute(_CHANGES_AFTER_VERSION, {"task_id": task_id, "version": version, "limit": limit})

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Select, Update, bindparam, delete, func, insert, select, update
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import aliased
 
 from dockyard_shared import Conflict, InvalidArgument
 
@@ -182,16 +182,24 @@ def _stored_labels(connection: Connection, task_id: int) -> list[str]:
 # -- projects ------------------------------------------------------------------------------------------
 
 
-def create_project(session: Session, rec: Recorder, key: str, name: str, description: str) -> ProjectInfo:
+def create_project(
+    connection: Connection, rec: Recorder, key: str, name: str, description: str
+) -> ProjectInfo:
     key = parse_project_key(key)
     name = check_name(name, field="name")
     description = check_text(description or "", field="description", limit=MAX_DESCRIPTION)
-    if session.scalar(select(Project.id).where(Project.key == key)) is not None:
+    if connection.scalar(select(_projects.c.id).where(_projects.c.key == key)) is not None:
         raise Conflict(f"Project {key} already exists.", next_step="Use it, or choose another key.")
-    project = Project(
-        key=key, name=name, description=description, next_number=1, created_at=rec.now, created_by=rec.actor
+    connection.execute(
+        insert(_projects).values(
+            key=key,
+            name=name,
+            description=description,
+            next_number=1,
+            created_at=rec.now,
+            created_by=rec.actor,
+        )
     )
-    session.add(project)
     rec.project_created(key, name)
     return ProjectInfo(
         key=key, name=name, description=description, tasks=0, open=0, created_at=iso(rec.now) or ""
@@ -314,7 +322,7 @@ def created_row(connection: Connection, task: TaskState, key: str) -> TaskRow:
 # -- changing a task -----------------------------------------------------------------------------------
 
 
-def _check_version(session: Session | Connection, task: Any, ref: TaskRef, expected: int | None) -> None:
+def _check_version(session: Connection, task: Any, ref: TaskRef, expected: int | None) -> None:
     if expected is None or expected == task.version:
         return
     if expected < 1:

@@ -70,7 +70,7 @@ class TaskFilter:
 # -- lookups ---------------------------------------------------------------------------------------
 
 
-def _project_not_found(session: Session | Connection, key: str) -> NotFound:
+def _project_not_found(session: Connection, key: str) -> NotFound:
     keys = session.scalars(select(Project.key).order_by(Project.key).limit(200)).all()
     hint = did_you_mean(key, keys, kind="project key") if keys else "There are no projects yet."
     return NotFound(
@@ -81,7 +81,7 @@ def _project_not_found(session: Session | Connection, key: str) -> NotFound:
 _PROJECT = select(Project.__table__).where(Project.key == bindparam("key"))
 
 
-def find_project(session: Session | Connection, key: str) -> Any:
+def find_project(session: Connection, key: str) -> Any:
     """The project row (its columns by name)."""
     project = session.execute(_PROJECT, {"key": key}).one_or_none()
     if project is None:
@@ -92,7 +92,7 @@ def find_project(session: Session | Connection, key: str) -> Any:
 _PROJECT_ID = select(Project.id).where(Project.key == bindparam("key"))
 
 
-def project_id_of(connection: Session | Connection, key: str) -> int:
+def project_id_of(connection: Connection, key: str) -> int:
     """The database id of a project (a prebuilt Core statement: no ORM object to load)."""
     project_id = connection.scalar(_PROJECT_ID, {"key": key})
     if project_id is None:
@@ -108,7 +108,7 @@ _FIND_TASK = (
 _FIND_TASK_LOCKED = _FIND_TASK.with_for_update(of=Task.__table__)
 
 
-def find_task(connection: Session | Connection, ref: TaskRef, *, lock: bool = False) -> tuple[Any, str]:
+def find_task(connection: Connection, ref: TaskRef, *, lock: bool = False) -> tuple[Any, str]:
     """The task's row (its columns by name) and its project key; ``lock`` holds the row until commit
     (PostgreSQL)."""
     statement = _FIND_TASK_LOCKED if lock else _FIND_TASK
@@ -118,7 +118,7 @@ def find_task(connection: Session | Connection, ref: TaskRef, *, lock: bool = Fa
     return found, found.project_key
 
 
-def task_ids(session: Session | Connection, ids: list[int]) -> dict[int, str]:
+def task_ids(session: Connection, ids: list[int]) -> dict[int, str]:
     """Human ids of tasks by database id."""
     if not ids:
         return {}
@@ -143,21 +143,21 @@ class ProjectDirectory:
         self._ids: dict[str, int] = {}
         self._keys: dict[int, str] = {}
 
-    def id_of(self, connection: Session | Connection, key: str) -> int:
+    def id_of(self, connection: Connection, key: str) -> int:
         project_id = self._ids.get(key)
         if project_id is None:
             project_id = project_id_of(connection, key)  # NotFound, with suggestions, when there is none
             self._keys[project_id], self._ids[key] = key, project_id
         return project_id
 
-    def keys_of(self, connection: Session | Connection, project_ids: set[int]) -> dict[int, str]:
+    def keys_of(self, connection: Connection, project_ids: set[int]) -> dict[int, str]:
         missing = project_ids - self._keys.keys()
         for project_id, key in project_keys_of(connection, missing).items():
             self._keys[project_id], self._ids[key] = key, project_id
         return {project_id: self._keys[project_id] for project_id in project_ids}
 
 
-def project_keys_of(session: Session | Connection, project_ids: set[int]) -> dict[int, str]:
+def project_keys_of(session: Connection, project_ids: set[int]) -> dict[int, str]:
     if not project_ids:
         return {}
     return dict(session.execute(select(Project.id, Project.key).where(Project.id.in_(project_ids))).all())
@@ -213,7 +213,7 @@ def list_projects(connection: Connection, *, limit: int) -> ProjectList:
     return ProjectList(projects=projects, total=total, truncated=truncated, note=note)
 
 
-def project_info(session: Session | Connection, key: str) -> ProjectInfo:
+def project_info(session: Connection, key: str) -> ProjectInfo:
     project = find_project(session, key)
     counted = session.execute(_counts_by_project(TaskCount.project_id == project.id)).one_or_none()
     tasks, open_ = (counted.tasks, counted.open) if counted else (0, 0)
@@ -284,7 +284,7 @@ _TASK_ID = (
 )
 
 
-def task_id_of(connection: Session | Connection, ref: TaskRef) -> int:
+def task_id_of(connection: Connection, ref: TaskRef) -> int:
     """The database id of a task (a prebuilt Core statement: no ORM object to load)."""
     task_id = connection.scalar(_TASK_ID, {"key": ref.key, "number": ref.number})
     if task_id is None:
@@ -293,7 +293,7 @@ def task_id_of(connection: Session | Connection, ref: TaskRef) -> int:
 
 
 def _filtered(
-    session: Session | Connection, query: TaskFilter, statement: Select, projects: ProjectDirectory
+    session: Connection, query: TaskFilter, statement: Select, projects: ProjectDirectory
 ) -> Select:
     if query.project is not None:
         statement = statement.where(Task.project_id == projects.id_of(session, query.project))
@@ -331,7 +331,7 @@ def _filtered(
 
 
 def list_tasks(
-    session: Session | Connection,
+    session: Connection,
     query: TaskFilter,
     *,
     limit: int,
