@@ -1,6 +1,6 @@
 """A SQLite file at the newest revision holding a value this server cannot read (a due date 'garbage', a
-priority written with the checks off, a title stored as bytes): a call reaching that task says which task
-and which value, not an internal error; every call that does not reach it is served."""
+priority written with the checks off, a title stored as bytes): a call about that task says which task and
+which value, not an internal error; a listing leaves it out and says so; every other call is served."""
 
 from __future__ import annotations
 
@@ -47,8 +47,10 @@ def broken_url(tmp_path, request) -> tuple[str, str]:
 async def test_a_task_that_cannot_be_read_is_named_and_the_rest_is_served(broken_url, era):
     url, named = broken_url
     async with open_session(make_server(url), era=era) as session:
+        listed = (await session.call_ok("list_tasks", {"fields": "full"})).data
+        assert [t["id"] for t in listed["tasks"]] == ["WEB-1", "WEB-3"]
+        assert "cannot read: WEB-2." in listed["note"], listed
         for tool, arguments in (
-            ("list_tasks", {"fields": "full"}),
             ("get_task", {"task_id": "WEB-2"}),
             ("export_project", {"project": "WEB"}),
         ):

@@ -63,7 +63,8 @@ def test_only_a_database_at_the_newest_revision_is_ready(tmp_path):
 def test_a_database_this_process_cannot_write_is_opened_at_start(tmp_path, monkeypatch):
     path = tmp_path / "tasks.db"
     TaskStore(f"sqlite:///{path}").close()
-    monkeypatch.setattr("dockyard_tasks.opening.os.access", lambda *_: False)  # root may write anything
+    # root may write anything
+    monkeypatch.setattr("dockyard_tasks.migrations.ready.os.access", lambda *_: False)
     assert not ready_sqlite_file(str(path))
 
 

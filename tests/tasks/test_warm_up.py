@@ -23,9 +23,6 @@ def test_the_warm_up_reads_every_path_of_an_empty_store_and_writes_nothing(store
 def test_the_warm_up_also_reads_a_task_and_a_project_when_there_are_some(store: TaskStore):
     seed_demo(store)
     before = _fingerprint(store)
-    # and get_task (both ways: through SQLAlchemy, and at once), and the first project's summary
-    assert sum(1 for _ in warm_up(store, "ann")) == 7
+    # and get_task, and the first project's summary
+    assert sum(1 for _ in warm_up(store, "ann")) == 6
     assert _fingerprint(store) == before
-    # On SQLite the read at once opened its connection and prepared its statements for the driver, so the
-    # event loop's first get_task does neither.
-    assert (store._prepared_detail is not None) is (store._at_once is not None) is (not store.postgres)

@@ -5,27 +5,25 @@ No MCP here: :class:`ChangeFeed` turns committed :class:`~dockyard_tasks.store.C
 listeners; ``server.py`` adapts those to ``notifications/resources/updated`` and ``list_changed``.
 
 * This process's own writes arrive from the store after commit.
-* On PostgreSQL every write also sends ``NOTIFY`` inside its transaction (delivered only if it commits),
-  and a listener thread here ``LISTEN``s, so a change made through any replica reaches this one's
-  subscribers. A notice from this process itself is recognised by its origin and skipped.
+* On PostgreSQL the store also sends ``NOTIFY`` inside each write transaction (``notices.py``; delivered
+  only if it commits), and a listener thread here ``LISTEN``s, so a change made through any replica
+  reaches this one's subscribers. A notice from this process's own store is recognised by its origin and
+  skipped. A notice too large to name every task says "every task of these projects", and subscribers of
+  any of them are told.
 * On SQLite there is one process by design (the file's writer), so the first path is all there is.
-
-A ``NOTIFY`` payload is at most 8,000 bytes: a change touching too many tasks to name (an import) is sent
-as "every task of these projects", and subscribers of any of them are told.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .listeners import Listeners
+from .notices import channel_for_schema, read_payload
 
 if TYPE_CHECKING:  # SQLAlchemy only on PostgreSQL, where the store opens at start anyway
     from .store import ChangeEvent, TaskStore
@@ -34,7 +32,7 @@ __all__ = [
     "SUMMARY_URI",
     "ChangeFeed",
     "ResourceChange",
-    "channel_for_schema",
+    "channel_for_schema",  # re-exported: where the tests and tools looked for it
     "project_uri",
     "task_project",
     "task_uri",
@@ -43,7 +41,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 SUMMARY_URI = "project://tasks/summary"
-_PAYLOAD_LIMIT = 7_500  # bytes; PostgreSQL refuses NOTIFY payloads of 8,000 or more
 
 
 def project_uri(key: str) -> str:
@@ -59,11 +56,6 @@ def task_project(uri: str) -> str | None:
     if not uri.startswith("task://"):
         return None
     return uri[len("task://") :].rpartition("-")[0]
-
-
-def channel_for_schema(schema: str) -> str:
-    """The ``NOTIFY`` channel of the stores in one database schema (so other schemas are not heard)."""
-    return "dockyard_tasks_" + uuid.uuid5(uuid.NAMESPACE_URL, schema).hex[:16]
 
 
 @dataclass(frozen=True)
@@ -90,39 +82,21 @@ def change_of(event: ChangeEvent) -> ResourceChange:
     )
 
 
-def _payload_parts(origin: str, event: ChangeEvent) -> tuple[str, str]:
-    """The notice's JSON before and after its revision (the store writes the revision between them, in
-    the statement that takes it)."""
-    head = '{"o":' + json.dumps(origin) + ',"r":'
-    projects, tasks = list(event.projects), list(event.tasks)
-
-    def tail() -> str:
-        return f',"p":{json.dumps(projects)},"t":{json.dumps(tasks)},"n":{json.dumps(list(event.new_projects))}}}'
-
-    if len(head.encode()) + 20 + len(tail().encode()) > _PAYLOAD_LIMIT:  # 20: the revision's digits
-        tasks = None  # too many to name: "every task of these projects"
-        projects = projects[:200]
-    return head, tail()
-
-
 def _change_from_payload(payload: str) -> tuple[str, ResourceChange] | None:
-    try:
-        body = json.loads(payload)
-        projects = [str(k) for k in body["p"]]
-        tasks = body["t"]
-        uris = {SUMMARY_URI, *(project_uri(k) for k in projects)}
-        if tasks is not None:
-            uris |= {task_uri(str(t)) for t in tasks}
-        change = ResourceChange(
-            revision=int(body["r"]),
-            uris=frozenset(uris),
-            all_tasks_of=frozenset(projects) if tasks is None else frozenset(),
-            list_changed=bool(body["n"]),
-        )
-        return str(body["o"]), change
-    except (ValueError, KeyError, TypeError):
+    notice = read_payload(payload)
+    if notice is None:
         log.warning("ignoring a malformed change notice")
         return None
+    uris = {SUMMARY_URI, *(project_uri(k) for k in notice.projects)}
+    if notice.tasks is not None:
+        uris |= {task_uri(t) for t in notice.tasks}
+    change = ResourceChange(
+        revision=notice.revision,
+        uris=frozenset(uris),
+        all_tasks_of=frozenset(notice.projects) if notice.tasks is None else frozenset(),
+        list_changed=notice.new_projects,
+    )
+    return notice.origin, change
 
 
 class ChangeFeed:
@@ -130,15 +104,12 @@ class ChangeFeed:
 
     def __init__(self, store: TaskStore) -> None:
         self.store = store
-        self.origin = uuid.uuid4().hex
         self._listeners: Listeners[ResourceChange] = Listeners()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._channel: str | None = None
+        # PostgreSQL: the channel the store notifies on (its writes send the notices; this only listens).
+        self._channel: str | None = store.channel if store.postgres else None
         store.subscribe(lambda event: self._listeners.call(change_of(event)))
-        if store.postgres:
-            self._channel = self._channel_name()
-            store.announce = self._announcement
 
     # -- listeners ---------------------------------------------------------------------------------
 
@@ -147,17 +118,6 @@ class ChangeFeed:
         return self._listeners.add(listener)
 
     # -- PostgreSQL ---------------------------------------------------------------------------------
-
-    def _channel_name(self) -> str:
-        """One channel per database schema, so stores in different schemas do not hear each other."""
-        from sqlalchemy import text
-
-        with self.store.engine.connect() as connection:
-            schema = connection.execute(text("SELECT current_schema()")).scalar() or "public"
-        return channel_for_schema(schema)
-
-    def _announcement(self, event: ChangeEvent) -> tuple[str, str, str]:
-        return (self._channel or "", *_payload_parts(self.origin, event))
 
     def start(self) -> None:
         """Start hearing other replicas (PostgreSQL only; a no-op on SQLite)."""
@@ -197,7 +157,7 @@ class ChangeFeed:
                     while not self._stop.is_set():
                         for notice in connection.notifies(timeout=0.5):
                             found = _change_from_payload(notice.payload)
-                            if found and found[0] != self.origin:
+                            if found and found[0] != self.store.origin:
                                 self._listeners.call(found[1])
             except psycopg.Error as error:
                 ready.set()

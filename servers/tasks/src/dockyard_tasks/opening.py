@@ -4,7 +4,7 @@ Why: the store (``store/``: SQLAlchemy, its ORM and our queries) is the costlies
 of traced import time, bench/startup), and answering ``initialize`` or ``tools/list`` needs none of it.
 
 How: a SQLite file already at the newest schema revision (every start but a database's first) is checked
-with the standard ``sqlite3`` module, read-only (``migrations/audit.py``): its ``alembic_version`` against
+with the standard ``sqlite3`` module, read-only (``migrations/ready.py``): its ``alembic_version`` against
 the head the shipped migration files name, its triggers and views against the migrations' own, and with
 ``--demo`` one query for the sample project. The server then serves a
 :class:`LazyStore`, and the store itself is opened by the warm-up (``dockyard_shared.warmup``) or by the
@@ -15,60 +15,20 @@ version does not know, a file that is not a database, PostgreSQL, a URL only SQL
 
 from __future__ import annotations
 
-import os
-import re
-import sqlite3
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from .claim import claim_sqlite_file
 from .demo import DEMO_KEY, seed_demo
 from .listeners import Listeners
-from .migrations import newest_revision
-from .migrations.audit import read_sqlite_file, refusal
+from .migrations.ready import ready_sqlite_file, simple_sqlite_path
 
 if TYPE_CHECKING:
     from .settings import Settings
     from .store import ChangeEvent, TaskStore
 
 __all__ = ["LazyStore", "open_store", "ready_sqlite_file", "simple_sqlite_path"]
-
-
-# sqlite:///path where SQLAlchemy neither decodes nor re-quotes anything: no percent-escape, query or
-# character its rendering quotes (tests/tasks/test_opening.py holds the two parsers to the same answer).
-_SIMPLE_SQLITE_URL = re.compile(r"sqlite:///([\w ./~+-]+)", re.ASCII)
-_BUSY_TIMEOUT_S = 10.0  # as the store's engine (store/engine.py)
-
-
-def simple_sqlite_path(url: str) -> str | None:
-    """The file a plain ``sqlite:///path`` URL names, as SQLAlchemy would read it; None for any other URL."""
-    match = _SIMPLE_SQLITE_URL.fullmatch(url)
-    return match.group(1) if match else None
-
-
-def ready_sqlite_file(path: str, *, project: str | None = None) -> bool:
-    """Whether the SQLite file at ``path`` is a tasks database at the newest revision (holding ``project``,
-    when given). Any doubt — no file, an error, another revision — answers False: the store's own open then
-    migrates, or refuses with the reason."""
-    newest = newest_revision()
-    file = Path(path)
-    if not newest or not file.is_file():
-        return False
-    # The store writes at its open (ANALYZE) and SQLite's WAL files go beside the database: a file or folder
-    # this process cannot write is opened at start, where the failure is reported.
-    if not (os.access(file, os.W_OK) and os.access(file.resolve().parent, os.W_OK)):
-        return False
-    try:
-        # Read-only, changing nothing (migrations/audit.py); a file that must be refused goes to the
-        # store's open, which refuses it with the reason.
-        found = read_sqlite_file(file, project=project, timeout_s=_BUSY_TIMEOUT_S)
-    except sqlite3.Error:
-        return False
-    if found is None or found.revision != newest or refusal(found, path) is not None:
-        return False
-    return project is None or found.has_project
 
 
 def open_store(settings: Settings) -> TaskStore:
@@ -148,12 +108,6 @@ class LazyStore:
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self.opened(), name)
-
-    def get_task_at_once(self, task_id: str) -> Any:
-        """As :meth:`TaskStore.get_task_at_once` once the store is open; None before (opening it would
-        make the caller's thread, the event loop, wait for SQLAlchemy)."""
-        store = self._store
-        return None if store is None else store.get_task_at_once(task_id)
 
     def subscribe(self, listener: Callable[[ChangeEvent], None]) -> Callable[[], None]:
         """As :meth:`TaskStore.subscribe`, without opening the store."""

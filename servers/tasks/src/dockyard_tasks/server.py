@@ -77,8 +77,6 @@ def warm_up(store: TaskStore, actor: str) -> Iterator[None]:
     if page.tasks:
         store.get_task(page.tasks[0].id)
         yield
-        store.get_task_at_once(page.tasks[0].id)  # prepares its statements for the driver (store/prepared.py)
-        yield
     store.summary()
     yield
     if projects:

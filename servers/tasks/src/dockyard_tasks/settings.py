@@ -185,7 +185,7 @@ def _positive_seconds(text: str) -> float:
 def database_url(url: str) -> str:
     """``url`` as the store uses it, or InvalidArgument saying why not. A plain ``sqlite:///path`` is that
     already; any other URL is parsed and normalised by SQLAlchemy's parser, imported for it."""
-    from .opening import simple_sqlite_path
+    from .migrations.ready import simple_sqlite_path
 
     if simple_sqlite_path(url) is not None:
         return url

@@ -11,16 +11,14 @@ Methods are blocking; the server runs them in worker threads (``dockyard_shared.
 from __future__ import annotations
 
 import logging
-import sqlite3
-import threading
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, select, text
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session
 
 from dockyard_shared import InvalidArgument, Problem, UpstreamUnavailable
 
@@ -43,14 +41,15 @@ from ..models import (
     TaskPage,
     UpdateResult,
 )
-from ..rules import TaskRef, check_name, format_task_id, parse_project_key, parse_task_id
+from ..notices import channel_for_schema, payload_parts
+from ..rules import check_name, format_task_id, parse_project_key, parse_task_id
 from . import detail, feed, links, mutations, queries, summary, transfer
-from .engine import STATEMENT_TIMEOUT_S, WRITE, connect_without_waiting, is_postgres, make_engine, shown_url
+from .engine import STATEMENT_TIMEOUT_S, WRITE, is_postgres, make_engine, shown_url
 from .errors import problem_for
-from .history import Announce, ChangeEvent, Recorder
+from .history import ChangeEvent, Recorder
 from .migrate import check_sqlite_file, migrate
-from .prepared import PreparedSelects
 from .queries import TaskFilter
+from .rows import UNREADABLE
 from .schema import Project, Task
 from .unreadable import unreadable_in
 
@@ -59,10 +58,6 @@ __all__ = ["ChangeEvent", "StoreLimits", "TaskChanges", "TaskDraft", "TaskFilter
 log = logging.getLogger(__name__)
 
 Listener = Callable[[ChangeEvent], None]
-# SQLite's answers where a read would have had to wait: the read at once then goes to a worker thread.
-_WOULD_WAIT = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-# What turning a stored value into an answer raises when the value is not what the schema writes.
-_UNREADABLE = (ValueError, LookupError, TypeError)
 
 
 @dataclass(frozen=True)
@@ -113,15 +108,12 @@ class TaskStore:
         if not self.postgres:
             self._refresh_statistics()
         self._listeners: Listeners[ChangeEvent] = Listeners()
-        # PostgreSQL: the NOTIFY each write transaction sends with its history (see history.Announce).
-        self.announce: Announce | None = None
+        # PostgreSQL: each write transaction sends a NOTIFY on its schema's channel (notices.py), naming
+        # this store as its origin, so replicas hear the change and this process's feed skips its own.
+        self.origin = uuid.uuid4().hex
+        self.channel = self._channel_of_schema() if self.postgres else None
         self._summary_cache: dict[tuple, Summary] = {}
         self._projects = queries.ProjectDirectory()
-        # SQLite: the connection that reads at once (see get_task_at_once), never waiting, held by one
-        # thread at a time (the warm-up opens it; the event loop uses it).
-        self._at_once: Connection | None = None
-        self._at_once_lock = threading.Lock()
-        self._prepared_detail: PreparedSelects | None = None
 
     def _refresh_statistics(self) -> None:
         """SQLite plans by its statistics, which nothing else keeps: sample them at start-up (a few ms;
@@ -135,11 +127,17 @@ class TaskStore:
             # A read-only or full database still serves reads: each write then says why it failed.
             log.warning("the database's statistics were not refreshed: %s", error.orig)
 
+    def _channel_of_schema(self) -> str:
+        """One channel per database schema, so stores in different schemas do not hear each other."""
+        with self.engine.connect() as connection:
+            schema = connection.execute(text("SELECT current_schema()")).scalar() or "public"
+        return channel_for_schema(schema)
+
+    def _announcement(self, event: ChangeEvent) -> tuple[str, str, str]:
+        head, tail = payload_parts(self.origin, event.projects, event.tasks, event.new_projects)
+        return self.channel or "", head, tail
+
     def close(self) -> None:
-        with self._at_once_lock:
-            if self._at_once is not None:
-                self._at_once.invalidate()  # closed, not pooled again with its busy timeout of zero
-                self._at_once = None
         self.engine.dispose()
 
     # -- listeners -----------------------------------------------------------------------------
@@ -155,7 +153,7 @@ class TaskStore:
 
     @contextmanager
     def _reading_connection(self) -> Iterator[Connection]:
-        """A read transaction on a plain connection (the Core-only hot paths need no Session)."""
+        """A read transaction on a plain connection: every read's one path (Core statements, no Session)."""
         try:
             with self.engine.connect() as connection:
                 if self.postgres:
@@ -166,7 +164,7 @@ class TaskStore:
         except DBAPIError as error:
             problem = problem_for(error, writing=False, timeout_s=self.statement_timeout_s)
             raise (self._unreadable() if not problem.retryable else None) or problem from None
-        except _UNREADABLE as error:
+        except UNREADABLE as error:
             # A stored value the answer could not be built from (unreadable.py); else the failure is ours.
             problem = self._unreadable()
             if problem is None:
@@ -177,24 +175,6 @@ class TaskStore:
         """The tasks whose stored values this server cannot read, as an error naming them; None if none.
         PostgreSQL's types and checks refuse such values when they are written."""
         return None if self.postgres else unreadable_in(self.engine)
-
-    @contextmanager
-    def _reading(self) -> Iterator[Session]:
-        # The Session joins the connection's transaction; _reading_connection commits it.
-        with self._reading_connection() as connection, Session(bind=connection) as session:
-            yield session
-
-    @contextmanager
-    def _writing(self, actor: str) -> Iterator[tuple[Session, Recorder]]:
-        """As ``_writing_connection``, with an ORM Session joined to its transaction, for the write paths
-        not built from Core statements. The Session is flushed before the history is written (task ids
-        first, so the lock on the feed is held as briefly as possible)."""
-        with (
-            self._writing_connection(actor) as (connection, recorder),
-            Session(bind=connection, expire_on_commit=False) as session,
-        ):
-            yield session, recorder
-            session.flush()
 
     @contextmanager
     def _writing_connection(self, actor: str) -> Iterator[tuple[Connection, Recorder]]:
@@ -210,7 +190,9 @@ class TaskStore:
             ):
                 recorder = Recorder(connection, actor, self.clock())
                 yield connection, recorder
-                event = recorder.finish(postgres=self.postgres, announce=self.announce)
+                event = recorder.finish(
+                    postgres=self.postgres, announce=self._announcement if self.channel else None
+                )
                 committing = True  # leaving the block commits: a failure now may come after the commit landed
         except DBAPIError as error:
             raise problem_for(
@@ -227,15 +209,13 @@ class TaskStore:
 
     def project(self, key: str) -> ProjectInfo:
         key = parse_project_key(key)
-        with self._reading() as s:
+        with self._reading_connection() as s:
             return queries.project_info(s, key)
 
     def list_tasks(
         self, query: TaskFilter, *, limit: int | None = None, full: bool = False, cursor: str | None = None
     ) -> TaskPage:
         limit = min(max(1, limit or self.limits.page_default), self.limits.page_max)
-        # A plain connection: the page's statements are Core, and an ORM Session around them only added
-        # its own execution path (~0.5 ms of CPU a page).
         with self._reading_connection() as connection:
             return queries.list_tasks(
                 connection,
@@ -251,83 +231,16 @@ class TaskStore:
         ref = parse_task_id(task_id)
         with self._reading_connection() as connection:
             return detail.get_task(
-                detail.fetch_on(connection),
+                connection,
                 ref,
                 related_limit=self.limits.related,
                 history_limit=self.limits.history,
             )
 
-    def get_task_at_once(self, task_id: str) -> TaskDetail | None:
-        """:meth:`get_task` in the calling thread, if it can be answered without waiting for anything;
-        else None, and the caller runs :meth:`get_task` in a worker thread.
-
-        Why: for the event loop, handing a read to a worker thread and back cost 0.4–0.55 ms of a 3–4 ms
-        call (a raw stdio client with 5 ms between calls, bench/tasks), for a read that takes 0.25 ms.
-        Only on SQLite, on the thread's own connection whose busy timeout is zero: in WAL mode a reader
-        does not wait for writers, and where it would have to (another connection holding the file in
-        exclusive locking mode, a recovery in progress) SQLite answers "busy" at once and this returns
-        None. PostgreSQL (round trips over the network, a pool that may be exhausted) always returns None.
-        """
-        if self.postgres:
-            return None
-        ref = parse_task_id(task_id)
-        if not self._at_once_lock.acquire(blocking=False):
-            return None  # another thread is reading at once (the warm-up): not worth waiting for
-        try:
-            try:
-                driver, prepared = self._connection_at_once()
-            except DBAPIError as error:
-                if getattr(error.orig, "sqlite_errorcode", None) in _WOULD_WAIT:
-                    return None
-                raise problem_for(error, writing=False) from None
-            return self._read_task_at_once(driver, prepared, ref)
-        finally:
-            self._at_once_lock.release()
-
-    def _read_task_at_once(
-        self, driver: sqlite3.Connection, prepared: PreparedSelects, ref: TaskRef
-    ) -> TaskDetail | None:
-        # The driver's connection, with the statements prepared for it (prepared.py): SQLAlchemy's own
-        # execution path cost more than the statements.
-        cursor = driver.cursor()
-        try:
-            cursor.execute("BEGIN")  # one snapshot for the call's statements (autocommit otherwise)
-            try:
-                return detail.get_task(
-                    prepared.fetcher(cursor),
-                    ref,
-                    related_limit=self.limits.related,
-                    history_limit=self.limits.history,
-                )
-            finally:
-                if driver.in_transaction:
-                    driver.rollback()  # it read only: ending it either way releases the snapshot
-        except sqlite3.Error as error:
-            if error.sqlite_errorcode not in _WOULD_WAIT:
-                log.warning("get_task at once failed, retried in a worker: %s", error)
-            return None  # the worker's get_task waits where this could not, and words any failure
-        except _UNREADABLE:
-            return None  # a stored value it cannot read: the worker's get_task names it
-        finally:
-            cursor.close()
-
-    def _connection_at_once(self) -> tuple[sqlite3.Connection, PreparedSelects]:
-        """The never-waiting connection (the driver's), and get_task's statements prepared for it; made by
-        the first caller (the warm-up, so the event loop's first get_task finds them). Under the lock.
-
-        SQLAlchemy opens a SQLite file's connections with ``check_same_thread=False``, so the connection
-        may pass from the warm-up's thread to the event loop's; the lock keeps it to one at a time."""
-        connection = self._at_once
-        if connection is None or connection.invalidated or connection.closed:
-            connection = self._at_once = connect_without_waiting(self.engine)
-        if self._prepared_detail is None:
-            self._prepared_detail = PreparedSelects(detail.STATEMENTS, self.engine.dialect)
-        return connection.connection.driver_connection, self._prepared_detail
-
     def next_task(self, assignee: str, project: str | None = None) -> NextTask:
         assignee = check_name(assignee, field="assignee")
         key = parse_project_key(project) if project else None
-        with self._reading() as s:
+        with self._reading_connection() as s:
             return queries.next_task(s, assignee=assignee, project=key)
 
     def changes_since(
@@ -335,7 +248,7 @@ class TaskStore:
     ) -> ChangePage:
         key = parse_project_key(project) if project else None
         limit = min(max(1, limit), self.limits.page_max)
-        with self._reading() as s:
+        with self._reading_connection() as s:
             return feed.changes_since(s, cursor, project=key, limit=limit, max_chars=self.limits.page_chars)
 
     def summary(self, project: str | None = None) -> Summary:
@@ -362,19 +275,19 @@ class TaskStore:
 
     def export_project(self, key: str, cursor: str | None = None) -> ProjectExport:
         key = parse_project_key(key)
-        with self._reading() as s:
+        with self._reading_connection() as s:
             return transfer.export_page(
                 s, key, cursor, max_tasks=self.limits.export_tasks, max_chars=self.limits.page_chars
             )
 
     def revision(self) -> int:
-        with self._reading() as s:
+        with self._reading_connection() as s:
             return feed.current_revision(s)
 
     # -- completions ---------------------------------------------------------------------------------
 
     def project_keys(self, prefix: str = "", limit: int = 50) -> list[str]:
-        with self._reading() as s:
+        with self._reading_connection() as s:
             return list(
                 s.scalars(
                     select(Project.key)
@@ -386,7 +299,7 @@ class TaskStore:
 
     def task_ids(self, prefix: str = "", limit: int = 50) -> list[str]:
         key, _, number = prefix.upper().partition("-")
-        with self._reading() as s:
+        with self._reading_connection() as s:
             statement = select(Project.key, Task.number).join(Project, Project.id == Task.project_id)
             if number:
                 statement = statement.where(Project.key == key)
@@ -397,7 +310,7 @@ class TaskStore:
         return [i for i in ids if i.startswith(prefix.upper())][:limit]
 
     def assignees(self, prefix: str = "", limit: int = 50) -> list[str]:
-        with self._reading() as s:
+        with self._reading_connection() as s:
             return list(
                 s.scalars(
                     select(Task.assignee)
@@ -411,7 +324,7 @@ class TaskStore:
     # -- writes ---------------------------------------------------------------------------------------
 
     def create_project(self, key: str, name: str, description: str = "", *, actor: str) -> ProjectInfo:
-        with self._writing(actor) as (s, rec):
+        with self._writing_connection(actor) as (s, rec):
             return mutations.create_project(s, rec, key, name, description)
 
     def create_task(self, draft: TaskDraft, *, actor: str) -> UpdateResult:
@@ -472,24 +385,24 @@ class TaskStore:
 
     def add_comment(self, task_id: str, body: str, *, actor: str) -> CommentResult:
         ref = parse_task_id(task_id)
-        with self._writing(actor) as (s, rec):
+        with self._writing_connection(actor) as (s, rec):
             return links.add_comment(s, rec, ref, body)
 
     def add_dependency(self, task_id: str, blocked_by: str, *, actor: str) -> DependencyResult:
         ref, blocker = parse_task_id(task_id), parse_task_id(blocked_by)
-        with self._writing(actor) as (s, rec):
+        with self._writing_connection(actor) as (s, rec):
             return links.link(s, rec, ref, blocker, add=True, limit=self.limits.related)
 
     def remove_dependency(self, task_id: str, blocked_by: str, *, actor: str) -> DependencyResult:
         ref, blocker = parse_task_id(task_id), parse_task_id(blocked_by)
-        with self._writing(actor) as (s, rec):
+        with self._writing_connection(actor) as (s, rec):
             return links.link(s, rec, ref, blocker, add=False, limit=self.limits.related)
 
     def delete_task(self, task_id: str, *, actor: str) -> DeleteResult:
         ref = parse_task_id(task_id)
-        with self._writing(actor) as (s, rec):
+        with self._writing_connection(actor) as (s, rec):
             return links.delete_task(s, rec, ref)
 
     def import_project(self, document: object, *, actor: str, key: str | None = None) -> ImportResult:
-        with self._writing(actor) as (s, rec):
+        with self._writing_connection(actor) as (s, rec):
             return transfer.import_document(s, rec, document, key=key, max_tasks=self.limits.import_tasks)

@@ -5,24 +5,21 @@ objects, not to the database: eleven ORM queries cost ~5 ms of CPU where their S
 the statements here are Core selects built at import (their cache keys and compiled forms are then
 reused), with bound parameters, returning plain rows: the task with its counts, its related
 tasks (parent, blockers, blocked, subtasks — one UNION ALL, each part bounded, open ones first), labels, comments and
-history. They run through SQLAlchemy on a plain connection (``fetch_on``), or, for the read on SQLite
-that is answered on the event loop, on the driver's connection as prepared by ``prepared.py``.
+history, all in the caller's read transaction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
-
-from sqlalchemy import Connection, Select, bindparam, case, func, literal_column, select, union_all
+from sqlalchemy import Connection, bindparam, case, func, literal_column, select, union_all
 from sqlalchemy.orm import aliased
 
 from ..models import CommentEntry, RelatedTask, TaskDetail
-from ..rules import OPEN, TaskRef, format_task_id, priority_name, task_not_found
+from ..rules import OPEN, TaskRef, format_task_id, task_not_found
 from .history import change_entry, iso
+from .rows import task_row
 from .schema import Activity, Comment, Dependency, Label, Project, Task
 
-__all__ = ["STATEMENTS", "Fetch", "fetch_on", "get_task"]
+__all__ = ["get_task"]
 
 _other = aliased(Task)
 _OPEN_SQL = [literal_column(f"'{status}'") for status in OPEN]
@@ -68,7 +65,6 @@ PARENT, BLOCKED_BY, BLOCKS, SUBTASK = range(4)
 
 
 # Open tasks first in each part, so a bounded list of blockers shows the open ones before the closed.
-# (_OPEN_SQL: the statuses written into the SQL, no bound parameters: prepared.py takes no expanding IN.)
 _CLOSED_LAST = case((Task.status.in_(_OPEN_SQL), literal_column("0")), else_=literal_column("1"))
 
 
@@ -134,18 +130,12 @@ _HISTORY = (
 )
 
 
-STATEMENTS = (_TASK, _RELATED, _LABELS, _COMMENTS, _HISTORY)
+def get_task(connection: Connection, ref: TaskRef, *, related_limit: int, history_limit: int) -> TaskDetail:
+    """The task ``ref`` in full, read in the caller's transaction on ``connection``."""
 
-Fetch = Callable[[Select, dict[str, Any]], Sequence[Any]]
+    def fetch(statement, values: dict) -> list:
+        return list(connection.execute(statement, values))
 
-
-def fetch_on(connection: Connection) -> Fetch:
-    """Run the statements through SQLAlchemy (the other way is ``prepared.PreparedSelects.fetcher``)."""
-    return lambda statement, values: connection.execute(statement, values).all()
-
-
-def get_task(fetch: Fetch, ref: TaskRef, *, related_limit: int, history_limit: int) -> TaskDetail:
-    """``fetch(statement, values)`` runs one of :data:`STATEMENTS` in the caller's read transaction."""
     found = fetch(_TASK, {"key": ref.key, "number": ref.number})
     if not found:
         raise task_not_found(str(ref))
@@ -188,21 +178,22 @@ def get_task(fetch: Fetch, ref: TaskRef, *, related_limit: int, history_limit: i
         note += " changes_since gives the whole history."
     if cut and task.comments_total > len(comments):
         note += " export_project gives every comment."
+    row = task_row(task, task.key, full=True)
     return TaskDetail(
-        id=format_task_id(task.key, task.number),
+        id=row.id,
         project=task.key,
-        title=task.title,
-        description=task.description,
-        status=task.status,
-        priority=priority_name(task.priority),
-        assignee=task.assignee,
-        due=task.due_date.isoformat() if task.due_date else None,
+        title=row.title,
+        description=row.description or "",
+        status=row.status,
+        priority=row.priority,
+        assignee=row.assignee,
+        due=row.due,
         labels=list(labels),
         parent=parent[0] if parent else None,
-        version=task.version,
-        created_at=iso(task.created_at) or "",
+        version=row.version or 0,
+        created_at=row.created_at or "",
         created_by=task.created_by,
-        updated_at=iso(task.updated_at) or "",
+        updated_at=row.updated_at or "",
         blocked_by=blocked_by,
         blocked_by_total=task.blocked_by_total,
         open_blockers=[b.id for b in blocked_by if b.status in OPEN],

@@ -15,7 +15,6 @@ rolled back, so a call answers within the bound and a write it reports as failed
 from __future__ import annotations
 
 import sqlite3
-import threading
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event
@@ -28,7 +27,6 @@ __all__ = [
     "BUSY_TIMEOUT_MS",
     "STATEMENT_TIMEOUT_S",
     "WRITE",
-    "connect_without_waiting",
     "is_postgres",
     "make_engine",
     "normalise_url",
@@ -39,8 +37,6 @@ BUSY_TIMEOUT_MS = 10_000
 STATEMENT_TIMEOUT_S = 10.0  # PostgreSQL: statement_timeout and lock_timeout (--statement-timeout)
 # Execution option marking a connection whose transaction will write (see the module docstring).
 WRITE = "dockyard_write"
-# Set while connect_without_waiting opens a SQLite connection: its busy timeout is zero from the start.
-_connecting = threading.local()
 
 
 def normalise_url(url: str) -> str:
@@ -114,33 +110,13 @@ def _configure_postgres(engine: Engine, statement_timeout_s: float) -> None:
         cparams["options"] = f"{cparams['options']} {settings}" if cparams.get("options") else settings
 
 
-def connect_without_waiting(engine: Engine) -> Connection:
-    """A connection of a SQLite ``engine`` whose statements never wait for a lock: where one would, SQLite
-    answers SQLITE_BUSY at once. Not for the pool: close it with ``invalidate()``, so no other caller
-    gets its busy timeout of zero."""
-    _connecting.without_waiting = True
-    try:
-        connection = engine.connect()  # a new connection is made with timeout 0 (on_do_connect, below)
-    finally:
-        _connecting.without_waiting = False
-    connection.exec_driver_sql("PRAGMA busy_timeout=0")  # a pooled one had the engine's timeout
-    connection.commit()
-    return connection
-
-
 def _configure_sqlite(engine: Engine) -> None:
-    @event.listens_for(engine, "do_connect")
-    def on_do_connect(_dialect, _record, _cargs, cparams: dict) -> None:
-        if getattr(_connecting, "without_waiting", False):
-            cparams["timeout"] = 0
-
     @event.listens_for(engine, "connect")
     def on_connect(dbapi_connection: sqlite3.Connection, _record) -> None:
         # We issue BEGIN ourselves (below); the driver's own implicit transactions would get in the way.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        busy_timeout_ms = 0 if getattr(_connecting, "without_waiting", False) else BUSY_TIMEOUT_MS
-        cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")  # first: the next statement may wait
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # first: the next statement may wait
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         # WAL with synchronous=NORMAL is durable against a process crash (a SIGKILL), which is what a

@@ -7,8 +7,9 @@ result code (``sqlite3.Error.sqlite_errorcode``), PostgreSQL by its SQLSTATE.
 =====================================  ====================  =================================================
 what the database said                 category              retry
 =====================================  ====================  =================================================
-a constraint, a serialization failure  conflict              yes (another change raced this one)
-SQLite busy past its busy timeout      conflict              yes
+a write's constraint, serialization   conflict              yes (another change raced this one)
+a write waiting past SQLite's timeout  conflict              yes
+a read busy or serialization-failed    upstream_unavailable  yes (a read never conflicts: nothing to refuse)
 read-only (SQLite 8, PG 25006)         upstream_unavailable  once the operator made it writable
 no privilege (PG 42501)                upstream_unavailable  once the operator granted it
 full (SQLite 13, PG 53100)             upstream_unavailable  once the operator freed space
@@ -102,6 +103,14 @@ def problem_for(
         return Conflict(
             f"Another change to the same tasks was being made at the same moment; {saved}.",
             next_step="Retry the call; read the task again first if you passed expected_version.",
+            retryable=True,
+        )
+    if not writing and (
+        sqlite_code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or state in ("40001", "40P01")
+    ):
+        return UpstreamUnavailable(
+            f"The task database was busy with other work for longer than its wait limit ({reason}); {saved}.",
+            next_step="Retry in a moment.",
             retryable=True,
         )
     if sqlite_code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or state in ("40001", "40P01"):

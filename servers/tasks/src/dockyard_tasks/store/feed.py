@@ -8,7 +8,6 @@ carry it from one replica to another.
 from __future__ import annotations
 
 from sqlalchemy import Connection, literal, select, tuple_
-from sqlalchemy.orm import Session
 
 from dockyard_shared import InvalidArgument, bound_items
 
@@ -42,14 +41,16 @@ def parse_feed_cursor(cursor: str | None) -> tuple[int, int]:
     return parsed
 
 
-def changes_since(session: Session, cursor: str | None, *, project: str | None, limit: int, max_chars: int):
+def changes_since(
+    connection: Connection, cursor: str | None, *, project: str | None, limit: int, max_chars: int
+) -> ChangePage:
     revision, entry = parse_feed_cursor(cursor)
-    statement = select(Activity).where(
+    statement = select(Activity.__table__).where(
         tuple_(Activity.revision, Activity.id) > tuple_(literal(revision), literal(entry))
     )
     if project is not None:
-        statement = statement.where(Activity.project_key == find_project(session, project).key)
-    rows = session.scalars(statement.order_by(Activity.revision, Activity.id).limit(limit + 1)).all()
+        statement = statement.where(Activity.project_key == find_project(connection, project).key)
+    rows = connection.execute(statement.order_by(Activity.revision, Activity.id).limit(limit + 1)).all()
     bounded = bound_items(
         (change_entry(row) for row in rows[:limit]),
         max_items=limit,
@@ -74,5 +75,5 @@ def changes_since(session: Session, cursor: str | None, *, project: str | None, 
 _REVISION = select(Feed.revision).where(Feed.id == 1)
 
 
-def current_revision(session: Session | Connection) -> int:
-    return session.scalar(_REVISION) or 0
+def current_revision(connection: Connection) -> int:
+    return connection.scalar(_REVISION) or 0

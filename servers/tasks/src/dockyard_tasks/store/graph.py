@@ -6,15 +6,14 @@ two such changes in different transactions cannot each miss the other's new edge
 
 from __future__ import annotations
 
-from sqlalchemy import Select, literal, select
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, Select, literal, select
 
 from .schema import Dependency, Feed, Task
 
 __all__ = ["find_cycle", "lock_graph", "parent_loop", "waits_on"]
 
 
-def lock_graph(session: Session) -> None:
+def lock_graph(session: Connection) -> None:
     """Serialise changes that could close a cycle (see the module docstring)."""
     session.execute(select(Feed.id).where(Feed.id == 1).with_for_update())
 
@@ -64,7 +63,7 @@ def _ancestors_from(start: int) -> Select:
     return select(up.c.id, up.c.parent_id).order_by(up.c.depth)
 
 
-def parent_loop(session: Session, task: Task, parent: Task) -> list[int] | None:
+def parent_loop(session: Connection, task: Task, parent: Task) -> list[int] | None:
     """The chain parent → … → task if making ``parent`` the parent of ``task`` would close a loop.
 
     Walks the whole chain, however long (an ancestor given up on would let a loop through), a
@@ -89,7 +88,7 @@ def parent_loop(session: Session, task: Task, parent: Task) -> list[int] | None:
     return None
 
 
-def waits_on(session: Session, start: int, target: int) -> list[int] | None:
+def waits_on(session: Connection, start: int, target: int) -> list[int] | None:
     """The path start → … → target following "is blocked by" edges, if there is one."""
     came_from: dict[int, int | None] = {start: None}
     frontier = [start]

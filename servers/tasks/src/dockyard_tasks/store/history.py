@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
+from functools import cache
 from typing import Any
 
 from sqlalchemy import Connection, TextClause, bindparam, insert, select, text, update
-from sqlalchemy.orm import Session
 
 from ..models import ChangeEntry
 from ..rules import format_task_id
@@ -71,7 +71,7 @@ class ChangeEvent:
 
 
 # Built once (their compiled forms are cached): the history is written with plain Core statements on the
-# write's connection, whether its changes went through the ORM (a Session joined to it) or not.
+# write's connection.
 _NEXT_REVISION = update(Feed).where(Feed.id == 1).values(revision=Feed.revision + 1).returning(Feed.revision)
 _INSERT_ACTIVITY = insert(Activity.__table__)
 
@@ -165,7 +165,7 @@ class Recorder:
         )
         notice = announce(event) if announce is not None else None
         if postgres and len(self.rows) <= _COMBINED_ROWS:
-            parameters = {f"{name}_{i}": row[name] for i, row in enumerate(self.rows) for name, _ in _VALUES}
+            parameters = {f"{c.name}_{i}": row[c.name] for i, row in enumerate(self.rows) for c in _WRITTEN}
             if notice is not None:
                 parameters.update(channel=notice[0], head=notice[1], tail=notice[2])
             revision = self.connection.execute(
@@ -187,20 +187,20 @@ class Recorder:
 Announce = Callable[[ChangeEvent], tuple[str, str, str]]
 
 _NOTIFY = text("SELECT pg_notify(CAST(:channel AS TEXT), CAST(:payload AS TEXT))")
-_VALUES = (
-    ("at", "TIMESTAMP"),
-    ("actor", "VARCHAR"),
-    ("project_key", "VARCHAR"),
-    ("task_id", "INTEGER"),
-    ("task_number", "INTEGER"),
-    ("task_version", "INTEGER"),
-    ("action", "VARCHAR"),
-    ("field", "VARCHAR"),
-    ("old_value", "TEXT"),
-    ("new_value", "TEXT"),
-)
+# The history columns a change writes, in the table's order: every one but the id and the revision.
+_WRITTEN = tuple(column for column in Activity.__table__.columns if column.name not in ("id", "revision"))
 _COMBINED_ROWS = 20  # history rows written by the combined statement; more (imports) take the two above
 _COMBINED: dict[tuple[int, bool], TextClause] = {}
+
+
+@cache
+def _cast_types() -> tuple[tuple[str, str], ...]:
+    """Each written column and its PostgreSQL type, from the table definition. Without a length: a CAST
+    to VARCHAR(n) would cut a longer value silently, where the INSERT itself refuses it."""
+    from sqlalchemy.dialects import postgresql  # PostgreSQL only: a SQLite tracker never needs its dialect
+
+    dialect = postgresql.dialect()
+    return tuple((c.name, c.type.compile(dialect=dialect).partition("(")[0]) for c in _WRITTEN)
 
 
 def _recorded(count: int, *, notify: bool) -> TextClause:
@@ -208,9 +208,10 @@ def _recorded(count: int, *, notify: bool) -> TextClause:
     (``notify``) send the notice, in one statement (one per row count, built once)."""
     statement = _COMBINED.get((count, notify))
     if statement is None:
-        names = ", ".join(name for name, _ in _VALUES)
+        values = _cast_types()
+        names = ", ".join(name for name, _ in values)
         rows = ", ".join(
-            "(" + ", ".join([str(i), *(f"CAST(:{name}_{i} AS {kind})" for name, kind in _VALUES)]) + ")"
+            "(" + ", ".join([str(i), *(f"CAST(:{name}_{i} AS {kind})" for name, kind in values)]) + ")"
             for i in range(count)
         )
         notice = (
@@ -221,7 +222,7 @@ def _recorded(count: int, *, notify: bool) -> TextClause:
         statement = text(
             "WITH taken AS (UPDATE feed SET revision = revision + 1 WHERE id = 1 RETURNING revision), "
             f"written AS (INSERT INTO activity (revision, {names}) "
-            f"SELECT taken.revision, {', '.join('v.' + name for name, _ in _VALUES)} "
+            f"SELECT taken.revision, {', '.join('v.' + name for name, _ in values)} "
             f"FROM taken, (VALUES {rows}) AS v(n, {names}) ORDER BY v.n) "
             f"SELECT taken.revision{notice} FROM taken"
         )
@@ -260,9 +261,7 @@ _CHANGES_AFTER_VERSION = (
 )
 
 
-def changes_after_version(
-    session: Session | Connection, task_id: int, version: int, limit: int = 20
-) -> list[Any]:
+def changes_after_version(session: Connection, task_id: int, version: int, limit: int = 20) -> list[Any]:
     """The history rows of a task after ``version`` (what describe_changes needs of each)."""
     return list(
         session.execute(_CHANGES_AFTER_VERSION, {"task_id": task_id, "version": version, "limit": limit})

@@ -1,11 +1,12 @@
-"""Comments, dependencies and deletes: the write paths that go through the ORM, inside the caller's one
-transaction, under the same locking rules as mutations.py (the changed task's row first, then the feed).
+"""Comments, dependencies and deletes, in Core statements inside the caller's one transaction, under the
+same locking rules as mutations.py (the changed task's row first, then the feed).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session
+from types import SimpleNamespace
+
+from sqlalchemy import Connection, delete, func, insert, select, update
 
 from dockyard_shared import Conflict, InvalidArgument
 
@@ -23,55 +24,71 @@ __all__ = ["add_comment", "delete_task", "link"]
 # -- comments and dependencies -------------------------------------------------------------------------
 
 
-def add_comment(session: Session, rec: Recorder, ref: TaskRef, body: str) -> CommentResult:
+_tasks, _comments, _dependencies = Task.__table__, Comment.__table__, Dependency.__table__
+
+
+def _bumped(task, now) -> SimpleNamespace:
+    """What the history records of a task this change bumps: its id, number, title and next version."""
+    return SimpleNamespace(id=task.id, number=task.number, title=task.title, version=task.version + 1)
+
+
+def _write_bump(connection: Connection, task: SimpleNamespace, now, **values) -> None:
+    connection.execute(
+        update(_tasks).where(_tasks.c.id == task.id).values(version=task.version, updated_at=now, **values)
+    )
+
+
+def add_comment(connection: Connection, rec: Recorder, ref: TaskRef, body: str) -> CommentResult:
     body = check_text(body, field="comment", limit=MAX_COMMENT, required=True)
-    task, key = find_task(session, ref)
-    comment = Comment(task_id=task.id, author=rec.actor, body=body, created_at=rec.now)
-    session.add(comment)
-    session.flush()
+    task, key = find_task(connection, ref)
+    comment_id = connection.scalar(
+        insert(_comments)
+        .values(task_id=task.id, author=rec.actor, body=body, created_at=rec.now)
+        .returning(_comments.c.id)
+    )
     rec.commented(key, task, body)
-    total = session.scalar(select(func.count()).where(Comment.task_id == task.id))
+    total = connection.scalar(select(func.count()).where(Comment.task_id == task.id))
     return CommentResult(
         task=str(ref),
-        comment=CommentEntry(id=comment.id, author=rec.actor, body=body, created_at=iso(rec.now) or ""),
+        comment=CommentEntry(id=comment_id, author=rec.actor, body=body, created_at=iso(rec.now) or ""),
         comments_total=total or 0,
     )
 
 
 def link(
-    session: Session, rec: Recorder, ref: TaskRef, blocker_ref: TaskRef, *, add: bool, limit: int
+    connection: Connection, rec: Recorder, ref: TaskRef, blocker_ref: TaskRef, *, add: bool, limit: int
 ) -> DependencyResult:
     """Add or remove one dependency; the reply lists the first ``limit`` blockers (open ones first)."""
-    task, key = find_task(session, ref, lock=True)
-    blocker, _ = find_task(session, blocker_ref)
+    task, key = find_task(connection, ref, lock=True)
+    blocker, _ = find_task(connection, blocker_ref)
     if blocker.id == task.id:
         raise InvalidArgument(f"{ref} cannot be blocked by itself.", next_step="Name another task.")
-    exists_now = session.get(Dependency, (task.id, blocker.id)) is not None
+    edge = (_dependencies.c.task_id == task.id) & (_dependencies.c.blocker_id == blocker.id)
+    exists_now = connection.scalar(select(_dependencies.c.task_id).where(edge)) is not None
     changed = False
     if add and not exists_now:
-        lock_graph(session)
-        path = waits_on(session, blocker.id, task.id)
+        lock_graph(connection)
+        path = waits_on(connection, blocker.id, task.id)
         if path:
-            names = task_ids(session, path)
+            names = task_ids(connection, path)
             loop = " → ".join(names[i] for i in [task.id, *path])
             raise Conflict(
                 f"{ref} cannot wait on {blocker_ref}: {blocker_ref} already waits on {ref}, so this would "
                 f"make a cycle ({loop}; → means 'is blocked by').",
                 next_step=f"Remove one of those dependencies first (remove_dependency), or leave {ref} as it is.",
             )
-        session.add(Dependency(task_id=task.id, blocker_id=blocker.id))
+        connection.execute(insert(_dependencies).values(task_id=task.id, blocker_id=blocker.id))
         changed = True
     elif not add and exists_now:
-        session.execute(
-            delete(Dependency).where(Dependency.task_id == task.id, Dependency.blocker_id == blocker.id)
-        )
+        connection.execute(delete(_dependencies).where(edge))
         changed = True
+    version = task.version
     if changed:
-        task.version += 1
-        task.updated_at = rec.now
-        rec.linked(key, task, str(blocker_ref), added=add)
-    session.flush()
-    shown = blockers(session, task.id, limit=limit)
+        bumped = _bumped(task, rec.now)
+        _write_bump(connection, bumped, rec.now)
+        rec.linked(key, bumped, str(blocker_ref), added=add)
+        version = bumped.version
+    shown = blockers(connection, task.id, limit=limit)
     return DependencyResult(
         task=str(ref),
         blocked_by=shown.shown,
@@ -79,7 +96,7 @@ def link(
         open_blockers=[b.id for b in shown.shown if b.status in OPEN],
         open_blockers_total=shown.open_total,
         changed=changed,
-        version=task.version,
+        version=version,
         note=shown.note(str(ref)),
     )
 
@@ -89,48 +106,38 @@ def link(
 DETACHED_SHOWN = 50  # detached subtasks a delete's reply names
 
 
-def delete_task(session: Session, rec: Recorder, ref: TaskRef) -> DeleteResult:
-    task, key = find_task(session, ref, lock=True)
+def delete_task(connection: Connection, rec: Recorder, ref: TaskRef) -> DeleteResult:
+    task, key = find_task(connection, ref, lock=True)
+    waits = select(_dependencies.c.task_id).where(_dependencies.c.blocker_id == task.id)
     # Every task whose version this delete bumps is locked first, in id order (one statement, so two
     # deletes lock their common rows in the same order): a concurrent update_task of one of them then
     # waits, and reads the version written here, instead of writing the same version number again.
-    affected = list(
-        session.scalars(
-            select(Task)
-            .where(
-                (Task.parent_id == task.id)
-                | Task.id.in_(select(Dependency.task_id).where(Dependency.blocker_id == task.id))
-            )
-            .order_by(Task.id)
-            .with_for_update()
-        )
-    )
+    affected = connection.execute(
+        select(_tasks.c.id, _tasks.c.number, _tasks.c.title, _tasks.c.version, _tasks.c.parent_id)
+        .where((_tasks.c.parent_id == task.id) | _tasks.c.id.in_(waits))
+        .order_by(_tasks.c.id)
+        .with_for_update()
+    ).all()
     subtasks = [t for t in affected if t.parent_id == task.id]
-    waiting = list(
-        session.scalars(
-            select(Task)
-            .where(Task.id.in_(select(Dependency.task_id).where(Dependency.blocker_id == task.id)))
-            .order_by(Task.id)
-        )
-    )
-    removed = session.scalar(
+    waiting_ids = set(connection.scalars(waits))
+    waiting = [t for t in affected if t.id in waiting_ids]
+    removed = connection.scalar(
         select(func.count())
-        .select_from(Dependency)
-        .where((Dependency.task_id == task.id) | (Dependency.blocker_id == task.id))
+        .select_from(_dependencies)
+        .where((_dependencies.c.task_id == task.id) | (_dependencies.c.blocker_id == task.id))
     )
-    keys = task_ids(session, [t.id for t in [*subtasks, *waiting]])
+    keys = task_ids(connection, [t.id for t in affected])
     # Each task that loses its parent or a blocker changes once: one version step, history for each.
-    for other in {t.id: t for t in [*subtasks, *waiting]}.values():
-        other.version += 1
-        other.updated_at = rec.now
+    bumped = {t.id: _bumped(t, rec.now) for t in affected}
+    for other in affected:
+        detached = {"parent_id": None} if other.parent_id == task.id else {}
+        _write_bump(connection, bumped[other.id], rec.now, **detached)
     for sub in subtasks:
-        sub.parent_id = None
-        rec.task_changed(_key_of(keys[sub.id]), sub, "parent", str(ref), None)
+        rec.task_changed(_key_of(keys[sub.id]), bumped[sub.id], "parent", str(ref), None)
     for other in waiting:
-        rec.linked(_key_of(keys[other.id]), other, str(ref), added=False)
+        rec.linked(_key_of(keys[other.id]), bumped[other.id], str(ref), added=False)
     rec.task_deleted(key, task)
-    session.flush()
-    session.delete(task)
+    connection.execute(delete(_tasks).where(_tasks.c.id == task.id))
     shown = [keys[s.id] for s in subtasks[:DETACHED_SHOWN]]
     note = None
     if len(subtasks) > len(shown):

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Select, Update, bindparam, delete, func, insert, select, update
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import aliased
 
 from dockyard_shared import Conflict, InvalidArgument
 
@@ -46,9 +46,10 @@ from .graph import find_cycle, lock_graph, parent_loop
 from .history import Recorder, changes_after_version, describe_changes, iso
 from .queries import project_id_of, task_ids
 from .relations import open_blockers
+from .rows import task_row
 from .schema import Dependency, Label, Project, Task
 
-__all__ = ["create_project", "create_tasks", "created_row", "task_row", "update_task"]
+__all__ = ["create_project", "create_tasks", "created_row", "update_task"]
 
 
 @dataclass
@@ -74,22 +75,8 @@ class TaskState:
         return self.values["version"]
 
 
-def task_row(task: TaskState, key: str) -> TaskRow:
-    v = task.values
-    return TaskRow(
-        id=format_task_id(key, v["number"]),
-        title=v["title"],
-        status=v["status"],
-        priority=priority_name(v["priority"]),
-        assignee=v["assignee"],
-        due=v["due_date"].isoformat() if v["due_date"] else None,
-        description=v["description"],
-        labels=task.labels,
-        parent=task.parent,
-        version=v["version"],
-        created_at=iso(v["created_at"]),
-        updated_at=iso(v["updated_at"]),
-    )
+def _row_of(task: TaskState, key: str) -> TaskRow:
+    return task_row(task.values, key, full=True, labels=task.labels, parent=task.parent)
 
 
 # Statements of the write paths on a plain connection, built once: their compiled forms are cached,
@@ -195,16 +182,24 @@ def _stored_labels(connection: Connection, task_id: int) -> list[str]:
 # -- projects ------------------------------------------------------------------------------------------
 
 
-def create_project(session: Session, rec: Recorder, key: str, name: str, description: str) -> ProjectInfo:
+def create_project(
+    connection: Connection, rec: Recorder, key: str, name: str, description: str
+) -> ProjectInfo:
     key = parse_project_key(key)
     name = check_name(name, field="name")
     description = check_text(description or "", field="description", limit=MAX_DESCRIPTION)
-    if session.scalar(select(Project.id).where(Project.key == key)) is not None:
+    if connection.scalar(select(_projects.c.id).where(_projects.c.key == key)) is not None:
         raise Conflict(f"Project {key} already exists.", next_step="Use it, or choose another key.")
-    project = Project(
-        key=key, name=name, description=description, next_number=1, created_at=rec.now, created_by=rec.actor
+    connection.execute(
+        insert(_projects).values(
+            key=key,
+            name=name,
+            description=description,
+            next_number=1,
+            created_at=rec.now,
+            created_by=rec.actor,
+        )
     )
-    session.add(project)
     rec.project_created(key, name)
     return ProjectInfo(
         key=key, name=name, description=description, tasks=0, open=0, created_at=iso(rec.now) or ""
@@ -321,13 +316,13 @@ def created_row(connection: Connection, task: TaskState, key: str) -> TaskRow:
     (what get_task and list_tasks show)."""
     if len(task.labels) > 1:
         task.labels = _stored_labels(connection, task.id)
-    return task_row(task, key)
+    return _row_of(task, key)
 
 
 # -- changing a task -----------------------------------------------------------------------------------
 
 
-def _check_version(session: Session | Connection, task: Any, ref: TaskRef, expected: int | None) -> None:
+def _check_version(session: Connection, task: Any, ref: TaskRef, expected: int | None) -> None:
     if expected is None or expected == task.version:
         return
     if expected < 1:
@@ -458,4 +453,4 @@ def update_task(
         )
         for name, old, new in changed:
             rec.task_changed(key, task, name, old, new)
-    return task_row(task, key), [name for name, _, _ in changed]
+    return _row_of(task, key), [name for name, _, _ in changed]

@@ -26,7 +26,9 @@ from ..models import (
 )
 from ..rules import OPEN, TaskRef, format_task_id, priority_name, task_not_found
 from .history import iso
+from .rows import UNREADABLE, as_date, as_datetime, raw, task_row
 from .schema import Dependency, Label, Project, Task, TaskCount
+from .unreadable import unreadable_note
 
 __all__ = [
     "ProjectDirectory",
@@ -68,7 +70,7 @@ class TaskFilter:
 # -- lookups ---------------------------------------------------------------------------------------
 
 
-def _project_not_found(session: Session | Connection, key: str) -> NotFound:
+def _project_not_found(session: Connection, key: str) -> NotFound:
     keys = session.scalars(select(Project.key).order_by(Project.key).limit(200)).all()
     hint = did_you_mean(key, keys, kind="project key") if keys else "There are no projects yet."
     return NotFound(
@@ -76,8 +78,12 @@ def _project_not_found(session: Session | Connection, key: str) -> NotFound:
     )
 
 
-def find_project(session: Session, key: str) -> Project:
-    project = session.scalars(select(Project).where(Project.key == key)).one_or_none()
+_PROJECT = select(Project.__table__).where(Project.key == bindparam("key"))
+
+
+def find_project(session: Connection, key: str) -> Any:
+    """The project row (its columns by name)."""
+    project = session.execute(_PROJECT, {"key": key}).one_or_none()
     if project is None:
         raise _project_not_found(session, key)
     return project
@@ -86,7 +92,7 @@ def find_project(session: Session, key: str) -> Project:
 _PROJECT_ID = select(Project.id).where(Project.key == bindparam("key"))
 
 
-def project_id_of(connection: Session | Connection, key: str) -> int:
+def project_id_of(connection: Connection, key: str) -> int:
     """The database id of a project (a prebuilt Core statement: no ORM object to load)."""
     project_id = connection.scalar(_PROJECT_ID, {"key": key})
     if project_id is None:
@@ -94,22 +100,25 @@ def project_id_of(connection: Session | Connection, key: str) -> int:
     return project_id
 
 
-def find_task(session: Session, ref: TaskRef, *, lock: bool = False) -> tuple[Task, str]:
-    """The task and its project key; ``lock`` holds the row until commit (PostgreSQL)."""
-    statement = (
-        select(Task, Project.key)
-        .join(Project, Project.id == Task.project_id)
-        .where(Project.key == ref.key, Task.number == ref.number)
-    )
-    if lock:
-        statement = statement.with_for_update(of=Task)
-    found = session.execute(statement).one_or_none()
+_FIND_TASK = (
+    select(Task.__table__, Project.key.label("project_key"))
+    .join(Project, Project.id == Task.project_id)
+    .where(Project.key == bindparam("key"), Task.number == bindparam("number"))
+)
+_FIND_TASK_LOCKED = _FIND_TASK.with_for_update(of=Task.__table__)
+
+
+def find_task(connection: Connection, ref: TaskRef, *, lock: bool = False) -> tuple[Any, str]:
+    """The task's row (its columns by name) and its project key; ``lock`` holds the row until commit
+    (PostgreSQL)."""
+    statement = _FIND_TASK_LOCKED if lock else _FIND_TASK
+    found = connection.execute(statement, {"key": ref.key, "number": ref.number}).one_or_none()
     if found is None:
         raise task_not_found(str(ref))
-    return found[0], found[1]
+    return found, found.project_key
 
 
-def task_ids(session: Session | Connection, ids: list[int]) -> dict[int, str]:
+def task_ids(session: Connection, ids: list[int]) -> dict[int, str]:
     """Human ids of tasks by database id."""
     if not ids:
         return {}
@@ -134,21 +143,21 @@ class ProjectDirectory:
         self._ids: dict[str, int] = {}
         self._keys: dict[int, str] = {}
 
-    def id_of(self, connection: Session | Connection, key: str) -> int:
+    def id_of(self, connection: Connection, key: str) -> int:
         project_id = self._ids.get(key)
         if project_id is None:
             project_id = project_id_of(connection, key)  # NotFound, with suggestions, when there is none
             self._keys[project_id], self._ids[key] = key, project_id
         return project_id
 
-    def keys_of(self, connection: Session | Connection, project_ids: set[int]) -> dict[int, str]:
+    def keys_of(self, connection: Connection, project_ids: set[int]) -> dict[int, str]:
         missing = project_ids - self._keys.keys()
         for project_id, key in project_keys_of(connection, missing).items():
             self._keys[project_id], self._ids[key] = key, project_id
         return {project_id: self._keys[project_id] for project_id in project_ids}
 
 
-def project_keys_of(session: Session | Connection, project_ids: set[int]) -> dict[int, str]:
+def project_keys_of(session: Connection, project_ids: set[int]) -> dict[int, str]:
     if not project_ids:
         return {}
     return dict(session.execute(select(Project.id, Project.key).where(Project.id.in_(project_ids))).all())
@@ -204,7 +213,7 @@ def list_projects(connection: Connection, *, limit: int) -> ProjectList:
     return ProjectList(projects=projects, total=total, truncated=truncated, note=note)
 
 
-def project_info(session: Session, key: str) -> ProjectInfo:
+def project_info(session: Connection, key: str) -> ProjectInfo:
     project = find_project(session, key)
     counted = session.execute(_counts_by_project(TaskCount.project_id == project.id)).one_or_none()
     tasks, open_ = (counted.tasks, counted.open) if counted else (0, 0)
@@ -240,21 +249,32 @@ def _sort_columns(query: TaskFilter) -> tuple[list[Any], bool]:
 
 
 def _key_values(sort: str, row: Any) -> list[Any]:
+    """The keyset of ``row`` (its sort column read raw: see rows.raw), for the next page's cursor."""
     if sort == "priority":
         return [row.priority, row.id]
     if sort == "due":
-        return [(row.due_date or FAR_FUTURE).isoformat(), row.id]
+        return [_iso_or_stored(as_date, row.due_date or FAR_FUTURE), row.id]
     if sort == "updated":
-        return [row.updated_at.isoformat(), row.id]
+        return [_iso_or_stored(as_datetime, row.updated_at), row.id]
     return [row.id]
 
 
+def _iso_or_stored(parse: Any, value: Any) -> Any:
+    # A stored value that is not a date (SQLite, rows.UNREADABLE) still orders the page: as its text.
+    try:
+        return parse(value).isoformat()
+    except UNREADABLE:
+        return str(value)
+
+
 def _decoded_key(sort: str, values: list[Any]) -> list[Any]:
-    if sort == "due":
-        return [date.fromisoformat(values[0]), values[1]]
-    if sort == "updated":
-        return [datetime.fromisoformat(values[0]), values[1]]
-    return values
+    parse = date.fromisoformat if sort == "due" else datetime.fromisoformat if sort == "updated" else None
+    if parse is None:
+        return values
+    try:
+        return [parse(values[0]), values[1]]
+    except ValueError:
+        return values  # the text of an unreadable stored value (_iso_or_stored)
 
 
 _TASK_ID = (
@@ -264,7 +284,7 @@ _TASK_ID = (
 )
 
 
-def task_id_of(connection: Session | Connection, ref: TaskRef) -> int:
+def task_id_of(connection: Connection, ref: TaskRef) -> int:
     """The database id of a task (a prebuilt Core statement: no ORM object to load)."""
     task_id = connection.scalar(_TASK_ID, {"key": ref.key, "number": ref.number})
     if task_id is None:
@@ -273,7 +293,7 @@ def task_id_of(connection: Session | Connection, ref: TaskRef) -> int:
 
 
 def _filtered(
-    session: Session | Connection, query: TaskFilter, statement: Select, projects: ProjectDirectory
+    session: Connection, query: TaskFilter, statement: Select, projects: ProjectDirectory
 ) -> Select:
     if query.project is not None:
         statement = statement.where(Task.project_id == projects.id_of(session, query.project))
@@ -311,7 +331,7 @@ def _filtered(
 
 
 def list_tasks(
-    session: Session | Connection,
+    session: Connection,
     query: TaskFilter,
     *,
     limit: int,
@@ -323,7 +343,8 @@ def list_tasks(
     projects = projects or ProjectDirectory()
     columns, descending = _sort_columns(query)
     # No join with projects here: SQLite would then drive the query from the 20 projects and scan every
-    # task of each; the keys of the page's projects are looked up afterwards instead.
+    # task of each; the keys of the page's projects are looked up afterwards instead. Dates are read raw
+    # (rows.raw): one a row holds that is not a date leaves that row out, not the page.
     statement = select(
         Task.id,
         Task.project_id,
@@ -332,9 +353,9 @@ def list_tasks(
         Task.status,
         Task.priority,
         Task.assignee,
-        Task.due_date,
-        Task.updated_at,
-        *([Task.description, Task.parent_id, Task.version, Task.created_at] if full else []),
+        raw(Task.due_date),
+        raw(Task.updated_at),
+        *([Task.description, Task.parent_id, Task.version, raw(Task.created_at)] if full else []),
     )
     statement = _filtered(session, query, statement, projects)
     if cursor:
@@ -360,49 +381,56 @@ def list_tasks(
             labels.setdefault(task_id, []).append(label)
         parents = task_ids(session, [row.parent_id for row in rows[:limit] if row.parent_id])
 
-    def to_row(row: Any) -> TaskRow:
-        task = TaskRow(
-            id=format_task_id(keys[row.project_id], row.number),
-            title=row.title,
-            status=row.status,
-            priority=priority_name(row.priority),
-            assignee=row.assignee,
-            due=row.due_date.isoformat() if row.due_date else None,
-        )
-        if full:
-            description = row.description
-            if len(description) > LIST_DESCRIPTION_CHARS:
-                description = (
-                    description[:LIST_DESCRIPTION_CHARS]
-                    + f"… [cut at {LIST_DESCRIPTION_CHARS:,} of {len(description):,} characters: get_task shows all]"
-                )
-            task.description = description
-            task.labels = labels.get(row.id, [])
-            task.parent = parents.get(row.parent_id) if row.parent_id else None
-            task.version = row.version
-            task.created_at = iso(row.created_at)
-            task.updated_at = iso(row.updated_at)
-        return task
-
+    readable: list[tuple[Any, TaskRow]] = []
+    unreadable: list[str] = []
+    for row in rows[:limit]:
+        try:
+            item = task_row(
+                row,
+                keys[row.project_id],
+                full=full,
+                labels=labels.get(row.id, []),
+                parent=parents.get(row.parent_id) if full and row.parent_id else None,
+                description_chars=LIST_DESCRIPTION_CHARS,
+            )
+        except UNREADABLE:
+            unreadable.append(_shown_id(keys, row))
+            continue
+        readable.append((row, item))
     bounded = bound_items(
-        (to_row(row) for row in rows[:limit]),
+        (item for _, item in readable),
         max_items=limit,
         max_chars=max_chars,
         size_of=lambda r: len(r.model_dump_json(exclude_none=True)),
     )
-    shown_rows = rows[: len(bounded.items)]
-    has_more = len(rows) > len(bounded.items)
+    shown = len(bounded.items)
     next_cursor = None
-    note = None
-    if has_more:
-        last = shown_rows[-1]
+    notes = []
+    last = readable[shown - 1][0] if shown < len(readable) else rows[limit - 1] if len(rows) > limit else None
+    has_more = last is not None
+    if last is not None:
         next_cursor = encode_cursor({"f": query.digest(), "k": _key_values(query.sort, last)})
-        why = "the page size limit" if bounded.truncated else f"limit={limit}"
-        note = (
+        why = "the page size limit" if shown < len(readable) else f"limit={limit}"
+        notes.append(
             f"More tasks match (page cut by {why}): call list_tasks again with the same filters and cursor."
         )
+    if unreadable:
+        notes.append(unreadable_note(unreadable))
     return TaskPage(
-        tasks=bounded.items, count=len(bounded.items), has_more=has_more, next_cursor=next_cursor, note=note
+        tasks=bounded.items,
+        count=shown,
+        has_more=has_more,
+        next_cursor=next_cursor,
+        note=" ".join(notes) or None,
+    )
+
+
+def _shown_id(keys: dict[int, str], row: Any) -> str:
+    key, number = keys.get(row.project_id), row.number
+    return (
+        format_task_id(key, number)
+        if key is not None and isinstance(number, int)
+        else f"task number {number!r}"
     )
 
 

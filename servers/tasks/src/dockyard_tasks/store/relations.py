@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, bindparam, case, func, select
-from sqlalchemy.orm import Session
 
 from ..models import RelatedTask
 from ..rules import OPEN, format_task_id
@@ -25,7 +24,7 @@ _OPEN_BLOCKERS = (
 )
 
 
-def open_blockers(session: Session | Connection, task_id: int, limit: int) -> list[RelatedTask]:
+def open_blockers(session: Connection, task_id: int, limit: int) -> list[RelatedTask]:
     """The first ``limit`` open blockers of a task."""
     return [
         RelatedTask(id=format_task_id(key, number), title=title, status=status)
@@ -48,7 +47,7 @@ class Blockers:
         )
 
 
-def blockers(session: Session | Connection, task_id: int, *, limit: int) -> Blockers:
+def blockers(session: Connection, task_id: int, *, limit: int) -> Blockers:
     """A task's blockers, bounded: open ones first, then by id, with the totals."""
     waits = select(Dependency.blocker_id).where(Dependency.task_id == task_id)
     rows = session.execute(

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, bindparam, insert, select, update
 
 from dockyard_shared import Conflict, InvalidArgument, decode_cursor, encode_cursor, json_size
 
@@ -36,13 +36,15 @@ from ..rules import (
     parse_date,
     parse_project_key,
     parse_task_id,
-    priority_name,
     priority_rank,
 )
 from .graph import find_cycle
 from .history import Recorder, iso
 from .queries import find_project, find_task
+from .rows import task_row
 from .schema import Activity, Comment, Dependency, Label, Project, Task
+
+_tasks, _projects = Task.__table__, Project.__table__
 
 __all__ = ["FORMAT", "IMPORTED", "export_page", "import_document"]
 
@@ -95,7 +97,7 @@ def _claimed(h: Activity) -> dict[str, Any] | None:
     return claimed if isinstance(claimed, dict) else None
 
 
-def _items(session: Session, task: Task, part: str, offset: int) -> Iterator[Any]:
+def _items(session: Connection, task: Any, part: str, offset: int) -> Iterator[Any]:
     """One list of a task from ``offset`` on, in export order, read a chunk at a time."""
     if part == "blocked_by":
         rows = session.execute(
@@ -107,8 +109,8 @@ def _items(session: Session, task: Task, part: str, offset: int) -> Iterator[Any
         return
     while True:
         if part == "comments":
-            chunk = session.scalars(
-                select(Comment)
+            chunk = session.execute(
+                select(Comment.__table__)
                 .where(Comment.task_id == task.id)
                 .order_by(Comment.id)
                 .offset(offset)
@@ -116,8 +118,8 @@ def _items(session: Session, task: Task, part: str, offset: int) -> Iterator[Any
             ).all()
             yield from ({"author": c.author, "body": c.body, "created_at": iso(c.created_at)} for c in chunk)
         else:
-            chunk = session.scalars(
-                select(Activity)
+            chunk = session.execute(
+                select(Activity.__table__)
                 .where(Activity.task_id == task.id)
                 .order_by(Activity.id)
                 .offset(offset)
@@ -129,28 +131,22 @@ def _items(session: Session, task: Task, part: str, offset: int) -> Iterator[Any
         offset += len(chunk)
 
 
-def _task_fields(session: Session, task: Task, key: str, refs: dict[int, str]) -> dict[str, Any]:
+def _task_fields(session: Connection, task: Any, key: str, refs: dict[int, str]) -> dict[str, Any]:
     labels = session.scalars(select(Label.label).where(Label.task_id == task.id).order_by(Label.label)).all()
+    row = task_row(
+        task, key, full=True, labels=list(labels), parent=refs.get(task.parent_id) if task.parent_id else None
+    )
     return TaskDoc(
-        id=format_task_id(key, task.number),
-        title=task.title,
-        description=task.description,
-        status=task.status,
-        priority=priority_name(task.priority),
-        assignee=task.assignee,
-        due=task.due_date.isoformat() if task.due_date else None,
-        labels=list(labels),
-        parent=refs.get(task.parent_id) if task.parent_id else None,
-        created_at=iso(task.created_at) or "",
+        **row.model_dump(exclude={"created_at", "updated_at"}),
+        created_at=row.created_at or "",
         created_by=task.created_by,
-        updated_at=iso(task.updated_at) or "",
-        version=task.version,
+        updated_at=row.updated_at or "",
     ).model_dump()
 
 
 def _task_piece(
-    session: Session,
-    task: Task,
+    session: Connection,
+    task: Any,
     key: str,
     refs: dict[int, str],
     offsets: list[int] | None,
@@ -196,7 +192,7 @@ def _ref_order(task_id: str) -> tuple[str, int]:
     return key, int(number)
 
 
-def _refs_of(session: Session, tasks: list[Task]) -> dict[int, str]:
+def _refs_of(session: Connection, tasks: list[Any]) -> dict[int, str]:
     """Human ids of the parents of these tasks (in any project)."""
     wanted = {t.parent_id for t in tasks if t.parent_id}
     if not wanted:
@@ -210,7 +206,7 @@ def _refs_of(session: Session, tasks: list[Task]) -> dict[int, str]:
 
 
 def export_page(
-    session: Session, key: str, cursor: str | None, *, max_tasks: int, max_chars: int
+    session: Connection, key: str, cursor: str | None, *, max_tasks: int, max_chars: int
 ) -> ProjectExport:
     """Up to ``max_tasks`` tasks and ~``max_chars`` characters; a task bigger than that goes on over the
     next pages, as parts (see _PARTS)."""
@@ -227,8 +223,8 @@ def export_page(
         if "t" in state:  # a task begun on the previous page
             resume, offsets = int(state["t"]), [int(o) for o in state["o"]]
     tasks = list(
-        session.scalars(
-            select(Task)
+        session.execute(
+            select(Task.__table__)
             .where(Task.project_id == project.id, Task.number > after)
             .order_by(Task.number)
             .limit(max_tasks + 1)
@@ -348,7 +344,7 @@ def _imported_history(h: HistoryDoc, where: str) -> tuple[str | None, str]:
 
 
 def import_document(
-    session: Session, rec: Recorder, document: object, *, key: str | None, max_tasks: int
+    session: Connection, rec: Recorder, document: object, *, key: str | None, max_tasks: int
 ) -> ImportResult:
     """Create the project and everything in it, or nothing (the caller's one transaction)."""
     doc, items = _parsed(document, max_tasks)
@@ -372,7 +368,7 @@ def import_document(
         if renamed(task.id) in numbers:
             raise InvalidArgument(f"tasks[{index}]: {task.id} appears twice.")
         numbers[renamed(task.id)] = ref.number
-    project = Project(
+    project = dict(
         key=target,
         name=check_name(doc.project.name, field="project name"),
         description=check_text(doc.project.description, field="project description", limit=MAX_DESCRIPTION),
@@ -385,13 +381,13 @@ def import_document(
         created_at=_moment(doc.project.created_at, "project.created_at"),
         created_by=check_name(doc.project.created_by, field="project.created_by"),
     )
-    session.add(project)
-    session.flush()
-    made: dict[str, Task] = {}
+    project_id = session.scalar(insert(_projects).values(**project).returning(_projects.c.id))
+    made: dict[str, SimpleNamespace] = {}
+    values: list[dict[str, Any]] = []
     for index, item in enumerate(items):
         where = f"tasks[{index}]"
-        task = Task(
-            project_id=project.id,
+        task = dict(
+            project_id=project_id,
             number=numbers[renamed(item.id)],
             title=check_text(item.title, field=f"{where}.title", limit=MAX_TITLE, required=True),
             description=check_text(item.description, field=f"{where}.description", limit=MAX_DESCRIPTION),
@@ -403,12 +399,16 @@ def import_document(
             updated_at=_moment(item.updated_at, f"{where}.updated_at"),
             created_by=check_name(item.created_by, field=f"{where}.created_by"),
             version=_in_range(item.version, 1, MAX_VERSION, f"{where}.version"),
+            parent_id=None,
         )
-        session.add(task)
-        made[renamed(item.id)] = task
-    session.flush()
+        values.append(task)
+        made[renamed(item.id)] = SimpleNamespace(number=task["number"], version=task["version"])
+    if values:
+        ids = session.scalars(insert(_tasks).returning(_tasks.c.id, sort_by_parameter_order=True), values)
+        for task, task_id in zip(made.values(), ids, strict=True):
+            task.id = task_id
 
-    def resolve(task_id: str, where: str) -> Task:
+    def resolve(task_id: str, where: str) -> Any:
         name = renamed(task_id)
         if name in made:
             return made[name]
@@ -419,25 +419,28 @@ def import_document(
     edges: dict[int, list[int]] = {}
     parents: dict[int, list[int]] = {}
     counts = {"comments": 0, "history": 0, "dependencies": 0}
+    parent_of: list[dict[str, int]] = []
+    labels: list[dict[str, Any]] = []
+    dependencies: list[dict[str, int]] = []
+    comments: list[dict[str, Any]] = []
     for index, item in enumerate(items):
         task = made[renamed(item.id)]
         where = f"tasks[{index}]"
         if item.parent:
             parent = resolve(item.parent, f"{where}.parent")
-            task.parent_id = parent.id
+            parent_of.append({"t_id": task.id, "p_id": parent.id})
             parents[task.id] = [parent.id]
-        for label in check_labels(item.labels):
-            session.add(Label(task_id=task.id, label=label))
+        labels += [{"task_id": task.id, "label": label} for label in check_labels(item.labels)]
         for blocker_id in dict.fromkeys(item.blocked_by):
             blocker = resolve(blocker_id, f"{where}.blocked_by")
             if blocker.id == task.id:
                 raise InvalidArgument(f"{where}: {item.id} is blocked by itself.")
-            session.add(Dependency(task_id=task.id, blocker_id=blocker.id))
+            dependencies.append({"task_id": task.id, "blocker_id": blocker.id})
             edges.setdefault(task.id, []).append(blocker.id)
             counts["dependencies"] += 1
         for number, comment in enumerate(item.comments):
-            session.add(
-                Comment(
+            comments.append(
+                dict(
                     task_id=task.id,
                     author=check_name(comment.author, field=f"{where}.comments[{number}].author"),
                     body=check_text(comment.body, field=f"{where}.comments[{number}]", limit=MAX_COMMENT),
@@ -472,6 +475,18 @@ def import_document(
             ids = {t.id: name for name, t in made.items()}
             shown = " → ".join(ids.get(i, "another project's task") for i in cycle)
             raise Conflict(f"Nothing was imported: the document's {what} form a cycle ({shown}).")
-    rec.project_created(target, project.name, action="imported")
+    if parent_of:
+        session.execute(
+            update(_tasks).where(_tasks.c.id == bindparam("t_id")).values(parent_id=bindparam("p_id")),
+            parent_of,
+        )
+    for table, rows in (
+        (Label.__table__, labels),
+        (Dependency.__table__, dependencies),
+        (Comment.__table__, comments),
+    ):
+        if rows:
+            session.execute(insert(table), rows)
+    rec.project_created(target, project["name"], action="imported")
     rec.created.extend(made)
     return ImportResult(project=target, tasks=len(made), **counts)

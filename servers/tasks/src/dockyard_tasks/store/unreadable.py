@@ -20,9 +20,10 @@ from dockyard_shared import UpstreamUnavailable
 
 from ..rules import PRIORITIES, STATUSES
 
-__all__ = ["UNREADABLE_SHOWN", "find_unreadable", "unreadable_in", "unreadable_problem"]
+__all__ = ["UNREADABLE_SHOWN", "find_unreadable", "unreadable_in", "unreadable_note", "unreadable_problem"]
 
 UNREADABLE_SHOWN = 5  # rows named in one error
+SKIPPED_SHOWN = 20  # task ids named in a listing's note
 _VALUE_CHARS = 40  # of a stored value quoted back
 
 _STATUSES = ", ".join(f"'{status}'" for status in STATUSES)
@@ -101,3 +102,14 @@ def unreadable_in(engine: Engine) -> UpstreamUnavailable | None:
     except DBAPIError:
         return None
     return unreadable_problem(found) if found else None
+
+
+def unreadable_note(task_ids: list[str]) -> str:
+    """A listing's note naming the tasks it left out because a stored value of theirs cannot be read."""
+    shown = ", ".join(task_ids[:SKIPPED_SHOWN])
+    more = f" and {len(task_ids) - SKIPPED_SHOWN} more" if len(task_ids) > SKIPPED_SHOWN else ""
+    return (
+        f"Left out {len(task_ids)} task{'s' if len(task_ids) != 1 else ''} whose stored values this server "
+        f"cannot read: {shown}{more}. get_task on one names the value; tell the user, whose operator should "
+        "repair or remove it in the database."
+    )

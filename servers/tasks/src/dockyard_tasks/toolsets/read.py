@@ -101,9 +101,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
         Limits: the latest 20 comments, changes; the first 50 subtasks, blockers (open first),
         blocked tasks (list_tasks lists all).
         """
-        # On SQLite a point read is answered on the event loop when it cannot wait (get_task_at_once).
-        found = store.get_task_at_once(task_id)
-        return found if found is not None else await run_in_thread(lambda: store.get_task(task_id))
+        return await run_in_thread(lambda: store.get_task(task_id))
 
     @tools.tool(annotations=READ_ONLY)
     async def next_task(
