@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import logging
 import subprocess
 import threading
 import time
@@ -23,6 +24,8 @@ from collections.abc import Iterator
 from dockyard_shared import LimitExceeded
 
 __all__ = ["CallProcesses", "GitSlots", "ProcessSlots", "WaitCancelled"]
+
+log = logging.getLogger("dockyard.git")
 
 
 class WaitCancelled(Exception):
@@ -92,11 +95,13 @@ class ProcessSlots:
                 return
             ticket = object()
             self._queue.append(ticket)
+            log.debug("waiting for a git slot: %d of %d busy, %d waiting (%s)", *self._counts(), self.flag)
             if call is not None:
                 call._waiting_on = self
             try:
                 while True:
                     if call is not None and call.cancelled:
+                        log.debug("a cancelled call left the queue for a git slot (%s)", self.flag)
                         raise WaitCancelled
                     if self._queue[0] is ticket and self._busy < self.size:
                         self._take()
@@ -114,6 +119,14 @@ class ProcessSlots:
                     self._condition.notify_all()
                 elif ticket in self._queue:
                     self._queue.remove(ticket)
+
+    def _counts(self) -> tuple[int, int, int]:
+        return self._busy, self.size, len(self._queue)
+
+    @property
+    def waiting(self) -> int:
+        """Calls queued for a slot now."""
+        return len(self._queue)
 
     def _take(self) -> None:
         self._busy += 1
