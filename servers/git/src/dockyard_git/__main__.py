@@ -42,7 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="GitHub (Enterprise) API URL",
     )
     group.add_argument(
-        "--git-timeout", type=float, default=20.0, metavar="SECONDS", help="time limit per git process"
+        "--git-timeout",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="time limit per git process, any wait for a free slot (--max-git-processes) included",
     )
     group.add_argument(
         "--git-memory",
@@ -64,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="git processes running at once, server-wide; more wait in arrival order within their "
-        "--git-timeout (default: the number of cores, at least 2)",
+        "--git-timeout (default: the number of cores plus one)",
     )
     add_remote_arguments(parser)
 
