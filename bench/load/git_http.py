@@ -38,11 +38,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "bench" / "git"))
 sys.path.insert(0, str(ROOT))
 
 import httpx2  # noqa: E402
 from _common import peer_venv  # noqa: E402
+from _ports import listening_port  # noqa: E402
 from make_history import build  # noqa: E402
 from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
@@ -108,26 +110,6 @@ class TreeSampler(threading.Thread):
 
 
 # --- servers ---------------------------------------------------------------------------------------
-
-
-def listening_port(pid: int) -> int | None:
-    """The loopback TCP port ``pid`` listens on (from its sockets' inodes in /proc/net/tcp), if any."""
-    inodes = set()
-    try:
-        for fd in os.listdir(f"/proc/{pid}/fd"):
-            try:
-                target = os.readlink(f"/proc/{pid}/fd/{fd}")
-            except OSError:
-                continue
-            if target.startswith("socket:["):
-                inodes.add(target[8:-1])
-    except OSError:
-        return None
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
-            return int(fields[1].split(":")[1], 16)
-    return None
 
 
 def free_port() -> int:

@@ -53,9 +53,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import httpx2
 import mcp.types as mt
+from _ports import listening_port
 from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 from mcp import ClientSession
@@ -427,6 +429,9 @@ async def run(name: str, era: str, args: argparse.Namespace) -> Outcome:
         try:
             with http_server(launch, extra_args=extra, log_dir=Path(scratch)) as server:
                 url, pid = server.url(), server.process.pid
+                port = int(server.base_url.rsplit(":", 1)[1])
+                if listening_port(pid) != port:  # another program took the port before the server did
+                    raise LoadFailure(f"the server is not the process listening on port {port}")
                 tool, arguments, note = await choose_tool(url, era, args.call_timeout)
                 outcome.tool = f"{tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
                 print(f"tool: {outcome.tool} — {note}", flush=True)
