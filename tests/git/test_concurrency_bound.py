@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from dockyard_git.gitcmd.slots import ProcessSlots
+from dockyard_git.gitcmd.slots import GitBusy, ProcessSlots
 from dockyard_shared import LimitExceeded
 from tests.git.helpers import make_repo
 from tests.git.remote_setup import make_remotes
@@ -202,5 +202,7 @@ def test_a_wait_past_the_deadline_says_the_server_was_busy_and_that_a_retry_help
     ):
         pass
     text = caught.value.for_model()
+    # Its own kind, so a push or fetch that never started is not reported as one that may have run.
+    assert isinstance(caught.value, GitBusy)
     assert "the server was busy" in text and "--max-git-processes 2" in text and caught.value.retryable
     assert slots.busy == 0 and slots.waiting == 0

@@ -23,13 +23,17 @@ from collections.abc import Iterator
 
 from dockyard_shared import LimitExceeded
 
-__all__ = ["CallProcesses", "GitSlots", "ProcessSlots", "WaitCancelled"]
+__all__ = ["CallProcesses", "GitBusy", "GitSlots", "ProcessSlots", "WaitCancelled"]
 
 log = logging.getLogger("dockyard.git")
 
 
 class WaitCancelled(Exception):
     """The call was cancelled while it waited for a slot (nobody reads the result of a cancelled call)."""
+
+
+class GitBusy(LimitExceeded):
+    """No slot came free within the command's time limit: the git was never started."""
 
 
 class CallProcesses(list[subprocess.Popen]):
@@ -132,9 +136,9 @@ class ProcessSlots:
         self._busy += 1
         self.peak = max(self.peak, self._busy)
 
-    def _busy_problem(self) -> LimitExceeded:
+    def _busy_problem(self) -> GitBusy:
         waiting = len(self._queue) - 1
-        return LimitExceeded(
+        return GitBusy(
             f"git could not start within its time limit: the server was busy, running {self._busy} git "
             f"processes at once (its limit, {self.flag} {self.size}) with {waiting} other(s) waiting.",
             next_step="Retry in a few seconds; if this persists, ask the user to raise "
