@@ -68,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="git processes running at once, server-wide; more wait in arrival order within their "
-        "--git-timeout (default: the number of cores plus one)",
+        "--git-timeout (default: the number of cores, at least 2)",
     )
     add_remote_arguments(parser)
 

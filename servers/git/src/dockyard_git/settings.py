@@ -87,11 +87,10 @@ class RemoteSettings:
 
 
 def default_max_git_processes() -> int:
-    """One git process per core and one more, at least two. More only compete for the same cores and add
-    their memory; one more than the cores because a slot is also held while the server reads a git's
-    output and reaps it (bench/load/README.md: on 2 cores, 2 slots gave 86 calls/s at 32 clients, 3 gave
-    104, unbounded 110 at eight times the memory)."""
-    return max(2, (os.cpu_count() or 1) + 1)
+    """One git process per core, and at least two: more only compete for the same cores and add their
+    memory. On 2 cores at 32 HTTP clients (bench/load/README.md) 2 slots kept the process tree at 1.1x the
+    reference's memory with 1.7x its calls/s; 3 slots gave ~20% more calls/s but 1.4-2.0x the memory."""
+    return max(2, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)

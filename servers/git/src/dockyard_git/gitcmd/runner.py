@@ -114,8 +114,8 @@ class GitOutput:
 
 
 def _default_slots() -> int:
-    """As many git processes at once as there are cores and one more (see settings.py)."""
-    return max(2, (os.cpu_count() or 1) + 1)
+    """As many git processes at once as there are cores, and at least two (see settings.py)."""
+    return max(2, os.cpu_count() or 1)
 
 
 def _without_submodules(args: Sequence[str]) -> list[str]:
