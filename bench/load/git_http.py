@@ -5,7 +5,7 @@
 For each number of clients, the servers run one after the other on the same repository, each a fresh
 process: dockyard-git with ``--max-git-processes 1000`` (no effective bound: every request starts its git
 processes at once, as before the bound existed), dockyard-git on its defaults (at most one git process
-per core and one more), dockyard-git with ``--max-git-processes N`` for each ``--slots N``, and the
+per core, at least two), dockyard-git with ``--max-git-processes N`` for each ``--slots N``, and the
 reference ``mcp-server-git==2026.10.19`` served over HTTP by its own SDK
 (``reference_git_http.py``). Every client is one 2025-11-25 session calling ``git_status`` and
 ``git_log(max_count=10)`` in turn for ``--seconds``. Reported: calls/s, p50/p99 latency per call (nearest
