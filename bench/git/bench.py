@@ -2,7 +2,10 @@
 
     uv run python bench/git/bench.py [--repo PATH] [--repeat 5]
 
-Without --repo it builds (once) a 50,000-commit history with make_history.py; any local clone works too.
+Without --repo it builds (once) a 50,000-commit history with make_history.py in a temporary folder
+(``$TMPDIR/dockyard-bench/big-history``, kept between runs: it takes a minute to build), never inside the
+checkout: there it would become one more repository of this checkout, which bench/startup and bench/load
+serve. Any local clone works too.
 Both servers are driven over stdio by the same SDK client. The report gives median latency per call, the
 ratio peer/ours (above 1 means we are faster), response bytes and each server's peak memory.
 """
@@ -18,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import CLIENTS, ROOT, WORK, Case, client_label, peer_venv, report, run_side_by_side, selected
-from make_history import build
+from make_history import DEFAULT_PATH, build
 
 
 def rev(repo: Path, expression: str) -> str:
@@ -45,7 +48,14 @@ async def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--client", choices=CLIENTS, default="python", help="the MCP client that drives both")
     args = parser.parse_args()
-    repo = Path(args.repo).resolve() if args.repo else build(WORK / "big-history", 50_000, 3_000)
+    stale = WORK / "big-history"  # where earlier versions built it, inside the checkout
+    if stale.exists():
+        print(
+            f"note: remove {stale}: left by an earlier version of this benchmark, it is served as one more "
+            "repository of this checkout by bench/startup and bench/load",
+            file=sys.stderr,
+        )
+    repo = Path(args.repo).resolve() if args.repo else build(DEFAULT_PATH, 50_000, 3_000)
     peer = peer_venv("git-peer", ["mcp-server-git==2026.10.19"])
     big = find_commit(repo, "big refactor") or rev(repo, "HEAD")
     before_huge = find_commit(repo, "grow the big files") or rev(repo, "HEAD~1")

@@ -2,6 +2,9 @@
 
     uv run python bench/git/make_history.py [PATH] [--commits 50000] [--files 3000]
 
+PATH defaults to ``$TMPDIR/dockyard-bench/big-history``: generated data stays out of the checkout, where
+the git server that bench/startup and bench/load run over this checkout would find it and serve it.
+
 50,000+ commits over thousands of files, a few big commits (1,500 files each), and near the end one
 commit that rewrites 100 files of 250 KB — a 25 MB diff. Deterministic: the same arguments give the same
 history. Prints the path; the work tree is checked out at main.
@@ -12,9 +15,10 @@ from __future__ import annotations
 import argparse
 import random
 import subprocess
+import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_PATH = Path(tempfile.gettempdir()) / "dockyard-bench" / "big-history"
 
 
 def build(path: Path, commits: int, files: int) -> Path:
@@ -84,7 +88,7 @@ def build(path: Path, commits: int, files: int) -> Path:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("path", nargs="?", default=str(ROOT / "bench" / ".work" / "big-history"))
+    parser.add_argument("path", nargs="?", default=str(DEFAULT_PATH))
     parser.add_argument("--commits", type=int, default=50_000)
     parser.add_argument("--files", type=int, default=3_000)
     args = parser.parse_args()

@@ -22,7 +22,10 @@ For each server (default: the toy and every installed one, on their defaults) an
    Memory levels off when, over the second half of the soak, RSS rises by no more than
    max(``--rss-slack-mb``, ``--rss-slack-pct`` % of the RSS at the half-way sample): growth is
    max(samples from half-way on) - RSS at half-way. Unreaped sessions grow RSS linearly with the
-   number of sessions and fail this rule (see bench/load/README.md for the control run).
+   number of sessions and fail this rule (see bench/load/README.md for the control run). Samples taken
+   before ``2 × --idle-timeout + 1`` s of soak do not count: until then the sessions opened first are
+   still alive *by design*, and RSS rises with them. A soak whose second half starts earlier (a short
+   ``--short`` on a fast server) is too short to judge: the verdict is "inconclusive", not a failure.
 3. reaped (2025-11-25 only): after the soak and ``2 × --idle-timeout + 1`` s of quiet (at most
    ``--settle-max``, 60 s), the first abandoned session's id must answer 404 (the server dropped it);
    RSS is sampled once more ("settled").
@@ -50,9 +53,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import httpx2
 import mcp.types as mt
+from _ports import listening_port
 from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 from mcp import ClientSession
@@ -285,7 +290,7 @@ class SoakResult:
     sessions: int
     errors: Errors
     seconds: float
-    samples: list[tuple[int, float]]  # (sessions done, RSS MB)
+    samples: list[tuple[int, float, float]]  # (sessions done, RSS MB, seconds into the soak)
     settled_mb: float = math.nan
     reaped: bool | None = None  # None: not applicable (sessionless era)
     reap_detail: str = ""
@@ -294,12 +299,15 @@ class SoakResult:
     def rate(self) -> float:
         return self.sessions / self.seconds if self.seconds else math.nan
 
-    def levels_off(self, slack_mb: float, slack_pct: float) -> tuple[bool, float, float, float]:
-        """(passes, growth MB, limit MB, RSS at half-way) under the rule in the module docstring."""
+    def levels_off(
+        self, slack_mb: float, slack_pct: float, warm_up_s: float
+    ) -> tuple[bool | None, float, float, float]:
+        """(passes, growth MB, limit MB, RSS at half-way) under the rule in the module docstring;
+        passes is None when no two samples are both in the second half and past ``warm_up_s``."""
         half = self.samples[-1][0] / 2
-        second_half = [mb for done, mb in self.samples if done >= half]
+        second_half = [mb for done, mb, at in self.samples if done >= half and at >= warm_up_s]
         if len(second_half) < 2:
-            return False, math.nan, math.nan, math.nan
+            return None, math.nan, math.nan, math.nan
         base = second_half[0]
         growth = max(second_half) - base
         limit = max(slack_mb, base * slack_pct / 100)
@@ -311,7 +319,7 @@ async def soak(
 ) -> SoakResult:
     total, lanes = args.short, args.lanes
     every = max(1, total // args.samples)
-    samples: list[tuple[int, float]] = [(0, rss_mb(pid))]
+    samples: list[tuple[int, float, float]] = [(0, rss_mb(pid), 0.0)]
     errors = Errors()
     done = 0
     first_id: list[str] = []
@@ -334,7 +342,7 @@ async def soak(
                 errors.add(f"{type(error).__name__}: {error}")
             done += 1
             if done % every == 0:
-                samples.append((done, rss_mb(pid)))
+                samples.append((done, rss_mb(pid), time.perf_counter() - started))
 
     counts = [total // lanes + (1 if i < total % lanes else 0) for i in range(lanes)]
     started = time.perf_counter()
@@ -345,7 +353,7 @@ async def soak(
         errors.add(f"soak phase exceeded {args.phase_timeout:.0f} s after {done} sessions")
     seconds = time.perf_counter() - started
     if samples[-1][0] != done:
-        samples.append((done, rss_mb(pid)))
+        samples.append((done, rss_mb(pid), seconds))
     result = SoakResult(done, errors, seconds, samples)
 
     quiet = settle_seconds(args)
@@ -359,6 +367,12 @@ async def soak(
             result.reaped = status == 404
             result.reap_detail = f"first abandoned session answers {status} after {quiet:.0f} s quiet"
     return result
+
+
+def warm_up_seconds(args: argparse.Namespace) -> float:
+    """How long into the soak RSS may rise by design: the first sessions live an idle timeout, and are
+    reaped within another."""
+    return 2 * args.idle_timeout + 1
 
 
 def settle_seconds(args: argparse.Namespace) -> float:
@@ -415,6 +429,9 @@ async def run(name: str, era: str, args: argparse.Namespace) -> Outcome:
         try:
             with http_server(launch, extra_args=extra, log_dir=Path(scratch)) as server:
                 url, pid = server.url(), server.process.pid
+                port = int(server.base_url.rsplit(":", 1)[1])
+                if listening_port(pid) != port:  # another program took the port before the server did
+                    raise LoadFailure(f"the server is not the process listening on port {port}")
                 tool, arguments, note = await choose_tool(url, era, args.call_timeout)
                 outcome.tool = f"{tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
                 print(f"tool: {outcome.tool} — {note}", flush=True)
@@ -434,27 +451,42 @@ async def run(name: str, era: str, args: argparse.Namespace) -> Outcome:
                     )
 
                 soaked = outcome.soak = await soak(url, era, tool, arguments, pid, args)
-                ok, growth, limit, base = soaked.levels_off(args.rss_slack_mb, args.rss_slack_pct)
-                curve = " ".join(f"{mb:.0f}" for _, mb in soaked.samples)
+                ok, growth, limit, base = soaked.levels_off(
+                    args.rss_slack_mb, args.rss_slack_pct, warm_up_seconds(args)
+                )
+                curve = " ".join(f"{mb:.0f}" for _, mb, _ in soaked.samples)
                 print(
                     f"soak: {soaked.sessions} short sessions in {soaked.seconds:.1f} s "
                     f"({soaked.rate:.0f}/s, {args.lanes} lanes), {soaked.errors.count} errors",
                     flush=True,
                 )
                 print(f"RSS MB every {max(1, args.short // args.samples)} sessions: {curve}", flush=True)
-                print(
-                    f"levels off: {'yes' if ok else 'NO'} — second-half growth {growth:.1f} MB "
-                    f"(limit {limit:.1f} MB = max({args.rss_slack_mb:g} MB, {args.rss_slack_pct:g}% of "
-                    f"{base:.1f} MB)); settled {soaked.settled_mb:.1f} MB after {settle_seconds(args):.0f} s",
-                    flush=True,
-                )
+                if ok is None:
+                    needed = (
+                        math.ceil(2 * warm_up_seconds(args) * soaked.rate) + 2 * args.short // args.samples
+                    )
+                    print(
+                        f"levels off: inconclusive — the soak is too short to judge: its second half starts "
+                        f"before {warm_up_seconds(args):.0f} s, while the first sessions are still alive by "
+                        f"design (2 × idle timeout + 1); at {soaked.rate:.0f} sessions/s run --short {needed} "
+                        "or more",
+                        flush=True,
+                    )
+                else:
+                    print(
+                        f"levels off: {'yes' if ok else 'NO'} — second-half growth {growth:.1f} MB "
+                        f"(limit {limit:.1f} MB = max({args.rss_slack_mb:g} MB, {args.rss_slack_pct:g}% of "
+                        f"{base:.1f} MB)); settled {soaked.settled_mb:.1f} MB after "
+                        f"{settle_seconds(args):.0f} s",
+                        flush=True,
+                    )
                 if soaked.reaped is not None:
                     print(f"reaped: {'yes' if soaked.reaped else 'NO'} — {soaked.reap_detail}", flush=True)
                 if soaked.errors.count:
                     outcome.failures.append(
                         f"soak: {soaked.errors.count} errors, first: {soaked.errors.first}"
                     )
-                if not ok:
+                if ok is False:
                     outcome.failures.append(
                         f"soak: RSS grew {growth:.1f} MB over the second half (limit {limit:.1f})"
                     )
@@ -500,8 +532,10 @@ def table(outcomes: list[Outcome], args: argparse.Namespace) -> str:
         else:
             cells += ["-"] * 5
         if o.soak:
-            series = [mb for _, mb in o.soak.samples]
-            _, growth, limit, _ = o.soak.levels_off(args.rss_slack_mb, args.rss_slack_pct)
+            series = [mb for _, mb, _ in o.soak.samples]
+            ok, growth, limit, _ = o.soak.levels_off(
+                args.rss_slack_mb, args.rss_slack_pct, warm_up_seconds(args)
+            )
             reaped = {None: "n/a", True: "yes", False: "NO"}[o.soak.reaped]
             cells += [
                 str(o.soak.sessions),
@@ -509,12 +543,18 @@ def table(outcomes: list[Outcome], args: argparse.Namespace) -> str:
                 f"{o.soak.rate:.0f}",
                 f"{o.idle_mb:.0f}; {series[0]:.0f} → {max(series):.0f} → {series[-1]:.0f} "
                 f"({o.soak.settled_mb:.0f})",
-                f"{growth:.1f} (≤ {limit:.1f})",
+                f"{growth:.1f} (≤ {limit:.1f})" if ok is not None else "too short to judge",
                 reaped,
             ]
         else:
             cells += ["-"] * 6
-        cells.append("pass" if not o.failures else "**FAIL**")
+        inconclusive = (
+            o.soak is not None
+            and o.soak.levels_off(args.rss_slack_mb, args.rss_slack_pct, warm_up_seconds(args))[0] is None
+        )
+        cells.append(
+            "**FAIL**" if o.failures else "inconclusive (soak too short)" if inconclusive else "pass"
+        )
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 

@@ -42,7 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="GitHub (Enterprise) API URL",
     )
     group.add_argument(
-        "--git-timeout", type=float, default=20.0, metavar="SECONDS", help="time limit per git process"
+        "--git-timeout",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="time limit per git process, any wait for a free slot (--max-git-processes) included",
     )
     group.add_argument(
         "--git-memory",
@@ -57,6 +61,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="SECONDS",
         help="CPU-time limit per git process (default: the --git-timeout)",
+    )
+    group.add_argument(
+        "--max-git-processes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="git processes running at once, server-wide; more wait in arrival order within their "
+        "--git-timeout (default: the number of cores, at least 2)",
     )
     add_remote_arguments(parser)
 
@@ -94,6 +106,14 @@ def add_remote_arguments(parser: argparse.ArgumentParser) -> None:
         default=defaults.timeout_s,
         metavar="SECONDS",
         help="time limit of one fetch, pull or push",
+    )
+    group.add_argument(
+        "--max-remote-git-processes",
+        type=int,
+        default=2,
+        metavar="N",
+        help="fetch, pull, push and ls-remote processes running at once, server-wide (a pool apart from "
+        "--max-git-processes, so slow remotes never hold up local reads; default 2)",
     )
     group.add_argument(
         "--max-fetch-bytes",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -28,6 +27,7 @@ from dockyard_shared import LimitExceeded, NotFound, Problem
 from dockyard_shared.offload import run_in_thread
 
 from .gitcmd import GitRunner, running_processes
+from .gitcmd.slots import CallProcesses, GitSlots
 from .models import RepositoryList
 from .operations import GitOperations, github_remote
 from .repos import Repository, RepositorySet
@@ -47,17 +47,11 @@ _KEPT_WORKSPACES = 16
 
 async def run_cancellable(work: Callable[[], T]) -> T:
     """``work`` off the event loop; when the request is cancelled, the git processes it started are killed
-    rather than left to run into their time limit."""
-    processes: list[subprocess.Popen] = []
+    rather than left to run into their time limit, and a wait for a free git slot ends."""
+    processes = CallProcesses()
     token = running_processes.set(processes)  # the worker thread gets a copy of this context
-
-    def kill() -> None:
-        for process in processes:
-            with contextlib.suppress(OSError):
-                process.kill()
-
     try:
-        return await run_in_thread(work, on_cancel=kill)
+        return await run_in_thread(work, on_cancel=processes.cancel)
     finally:
         running_processes.reset(token)
 
@@ -115,10 +109,14 @@ class Workspace:
     ops: GitOperations
 
     @classmethod
-    def under(cls, roots: tuple, settings: Settings) -> Workspace:
-        # A runner per set of roots: it confines every git call to the roots it was given.
+    def under(cls, roots: tuple, settings: Settings, slots: GitSlots) -> Workspace:
+        # A runner per set of roots: it confines every git call to the roots it was given. The slots are
+        # the server's: the bound on concurrent git processes holds across every set of roots.
         runner = GitRunner(
-            timeout_s=settings.git_timeout_s, memory_mb=settings.git_memory_mb, cpu_s=settings.git_cpu_s
+            timeout_s=settings.git_timeout_s,
+            memory_mb=settings.git_memory_mb,
+            cpu_s=settings.git_cpu_s,
+            slots=slots,
         )
         repositories = RepositorySet(list(roots), runner)
         return cls(repositories, GitOperations(repositories, runner, settings.limits))
@@ -131,7 +129,8 @@ class GitContext:
         self._github_lock = threading.Lock()
         # With --root the workspace is fixed; without, one per set of client roots (the last few kept, so
         # a client that asks again with the same roots finds its repositories already scanned).
-        self._fixed = Workspace.under(settings.roots, settings) if settings.roots else None
+        self.slots = GitSlots(settings.max_git_processes, settings.max_remote_git_processes)
+        self._fixed = Workspace.under(settings.roots, settings, self.slots) if settings.roots else None
         self._by_roots: OrderedDict[tuple[Path, ...], Workspace] = OrderedDict()
         self._remote_access: RemoteAccess | None = None
         self._remote_access_lock = threading.Lock()
@@ -191,7 +190,7 @@ class GitContext:
             )
         workspace = self._by_roots.get(roots.folders)
         if workspace is None:
-            workspace = Workspace.under(roots.folders, self.settings)
+            workspace = Workspace.under(roots.folders, self.settings, self.slots)
             self._by_roots[roots.folders] = workspace
             if len(self._by_roots) > _KEPT_WORKSPACES:
                 self._by_roots.popitem(last=False)

@@ -19,6 +19,7 @@ from pathlib import Path
 from .config_files import EMPTY_HOME, listing_environment
 from .file_stamps import file_stamp, is_racy
 from .process import ProcessLimits, run_bounded
+from .slots import ProcessSlots
 
 __all__ = ["BareCheck", "looks_like_git_dir"]
 
@@ -48,10 +49,13 @@ def looks_like_git_dir(path: Path) -> bool:
 class BareCheck:
     """``check(path)``: whether ``path`` is a bare repository's git directory (module docstring)."""
 
-    def __init__(self, *, git: str, timeout_s: float, limits: ProcessLimits) -> None:
+    def __init__(
+        self, *, git: str, timeout_s: float, limits: ProcessLimits, slots: ProcessSlots | None = None
+    ) -> None:
         self.git = git
         self.timeout_s = timeout_s
         self.limits = limits
+        self.slots = slots
         self._known: dict[str, tuple[tuple, bool]] = {}  # config file → (its stamp, core.bare)
         self._lock = threading.Lock()
 
@@ -82,6 +86,7 @@ class BareCheck:
                 limits=self.limits,
                 timeout_s=self.timeout_s,
                 max_bytes=64,
+                slots=self.slots,
             )
         except OSError:
             return False

@@ -13,6 +13,7 @@ import tempfile
 
 from .file_stamps import file_stamp
 from .process import Finished, ProcessLimits, run_bounded
+from .slots import ProcessSlots
 
 __all__ = ["EMPTY_HOME", "ConfigReader", "listing_environment"]
 
@@ -25,10 +26,13 @@ _MAX_CONFIG_LISTING_BYTES = 16_000_000  # what `git config --list` of one file m
 class ConfigReader:
     """Lists the keys config files set (bounded: every listing is a git process with limits)."""
 
-    def __init__(self, *, git: str, timeout_s: float, limits: ProcessLimits) -> None:
+    def __init__(
+        self, *, git: str, timeout_s: float, limits: ProcessLimits, slots: ProcessSlots | None = None
+    ) -> None:
         self.git = git
         self.timeout_s = timeout_s
         self.limits = limits
+        self.slots = slots
         self._system_prefix: str | None = None
 
     def names(self, files: list[str], watched: list, limit: int) -> tuple[set[str], str | None]:
@@ -95,6 +99,7 @@ class ConfigReader:
             limits=self.limits,
             timeout_s=self.timeout_s,
             max_bytes=_MAX_CONFIG_LISTING_BYTES,
+            slots=self.slots,
         )
 
     def _include_target(self, including: str, value: str) -> str | None:

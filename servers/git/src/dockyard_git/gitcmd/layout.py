@@ -40,6 +40,7 @@ from .config_overrides import ALWAYS_OVERRIDDEN, COMMAND_KEYS, FIXED_OVERRIDES, 
 from .file_stamps import LISTING, RACY_NS, file_stamp, is_racy
 from .git_dirs import NotRegular, fan_out_folders, other_git_dirs, read_alternates, read_common_dir
 from .process import ProcessLimits
+from .slots import ProcessSlots
 
 __all__ = ["EMPTY_HOME", "Layout", "Layouts", "listing_environment"]
 
@@ -131,6 +132,7 @@ class Layouts:
         timeout_s: float,
         limits: ProcessLimits,
         extra_overrides: dict[str, str] | None = None,
+        slots: ProcessSlots | None = None,
     ) -> None:
         self.git = git
         self.timeout_s = timeout_s
@@ -139,7 +141,7 @@ class Layouts:
         self._roots: tuple[str, ...] | None = None
         self._layouts: dict[str, Layout] = {}
         self._loose: dict[str, tuple[tuple | None, list[str]]] = {}  # folder → (listing stamp, problems)
-        self._configs = ConfigReader(git=git, timeout_s=timeout_s, limits=limits)
+        self._configs = ConfigReader(git=git, timeout_s=timeout_s, limits=limits, slots=slots)
         self._lock = threading.Lock()
 
     def confine_to(self, roots: Sequence[str]) -> None:

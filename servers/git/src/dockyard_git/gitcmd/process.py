@@ -11,11 +11,14 @@ through :func:`run_bounded`:
 * a deadline, after which it is killed, and an output budget: stdout is read only up to the budget, then
   the process is killed — a 25 MB diff costs what the budget costs. One thread watches both pipes and the
   deadline, and stderr is drained as it comes, so git never blocks on a full pipe;
-* registration in :data:`running_processes`, so a cancelled request kills it at once.
+* registration in :data:`running_processes`, so a cancelled request kills it at once;
+* a slot of a :class:`~.slots.ProcessSlots` pool, held from just before the start until it is reaped: the
+  wait for one counts against the deadline (see :mod:`.slots`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import os
 import selectors
@@ -24,6 +27,8 @@ import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from .slots import CallProcesses, ProcessSlots
 
 try:
     import resource
@@ -34,6 +39,7 @@ __all__ = ["Finished", "ProcessLimits", "run_bounded", "running_processes"]
 
 # The git processes started on behalf of the current tool call (the list is shared with the worker
 # thread that runs the call), so a cancelled request can kill them instead of waiting for the timeout.
+# A :class:`~.slots.CallProcesses` also takes a cancelled call out of the queue for a slot.
 running_processes: contextvars.ContextVar[list[subprocess.Popen] | None] = contextvars.ContextVar(
     "running_processes", default=None
 )
@@ -102,11 +108,32 @@ def run_bounded(
     timeout_s: float,
     max_bytes: int,
     stdin: bytes | None = None,
+    slots: ProcessSlots | None = None,
 ) -> Finished:
     """Run ``command`` within ``limits``, ``timeout_s`` and ``max_bytes`` of stdout (module docstring).
 
-    Raises OSError when it cannot be started (E2BIG for arguments past the kernel's limit).
+    Raises OSError when it cannot be started (E2BIG for arguments past the kernel's limit); with ``slots``,
+    LimitExceeded when no slot came free before the deadline, WaitCancelled when the call was cancelled
+    while it waited.
     """
+    deadline = time.monotonic() + timeout_s
+    tracked = running_processes.get()
+    call = tracked if isinstance(tracked, CallProcesses) else None
+    with slots.held(deadline, call) if slots is not None else contextlib.nullcontext():
+        return _run(command, cwd, env, limits, deadline, max_bytes, stdin, tracked, call)
+
+
+def _run(
+    command: Sequence[str],
+    cwd: str,
+    env: dict[str, str],
+    limits: ProcessLimits,
+    deadline: float,
+    max_bytes: int,
+    stdin: bytes | None,
+    tracked: list[subprocess.Popen] | None,
+    call: CallProcesses | None,
+) -> Finished:
     process = _GitProcess(
         list(command),
         cwd=cwd,
@@ -117,10 +144,10 @@ def run_bounded(
         start_new_session=True,
     )
     limits.apply(process.pid)
-    tracked = running_processes.get()
     if tracked is not None:
         tracked.append(process)
-    deadline = time.monotonic() + timeout_s
+        if call is not None and call.cancelled:  # cancelled between the slot and the start
+            process.kill()
     chunks: list[bytes] = []
     stderr_chunks: list[bytes] = []
     size = stderr_size = 0

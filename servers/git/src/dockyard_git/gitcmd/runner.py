@@ -23,6 +23,8 @@ Every git process gets:
   limit. Running out of either limit is a :class:`LimitExceeded` naming it;
 * a per-repository lock: a command that may rewrite work-tree files (checkout, stash, reset…) runs alone,
   so no other git process starts with overrides computed from config files it is rewriting;
+* a slot of the server's bound on concurrent git processes (:mod:`.slots`), waited for in arrival order
+  within the time limit; commands that talk to a remote take theirs from a pool of their own;
 * a time limit, after which it is killed, and an output budget: stdout is read only up to the budget,
   then the process is killed and the result marked truncated — a 25 MB diff costs what the budget costs.
 
@@ -58,6 +60,7 @@ from .bare import BareCheck
 from .layout import EMPTY_HOME, Layout, Layouts, listing_environment
 from .network import NetworkAccess, network_environment
 from .process import ProcessLimits, run_bounded, running_processes
+from .slots import GitSlots
 
 __all__ = ["GitOutput", "GitRunner", "NetworkAccess", "running_processes"]
 
@@ -108,6 +111,11 @@ class GitOutput:
     truncated: bool  # stopped at the output budget; the process was killed
     returncode: int | None
     stderr: str
+
+
+def _default_slots() -> int:
+    """As many git processes at once as there are cores, and at least two (see settings.py)."""
+    return max(2, os.cpu_count() or 1)
 
 
 def _without_submodules(args: Sequence[str]) -> list[str]:
@@ -183,8 +191,11 @@ class GitRunner:
         git: str | None = None,
         memory_mb: int = DEFAULT_MEMORY_MB,
         cpu_s: int | None = None,
+        slots: GitSlots | None = None,
     ) -> None:
         self.timeout_s = timeout_s
+        # Shared by every runner of the server (one per set of roots): the bound is on the whole process.
+        self.slots = slots or GitSlots(_default_slots(), 2)
         self.git = git or shutil.which("git") or "git"
         # By default as much CPU time as wall-clock time (grep's threads can spend it faster).
         self.limits = ProcessLimits(memory_mb, cpu_s or max(1, math.ceil(timeout_s)))
@@ -198,8 +209,11 @@ class GitRunner:
                 "core.packedGitWindowSize": f"{window_mb}m",
                 "core.packedGitLimit": f"{max(2 * window_mb, memory_mb // 2)}m",
             },
+            slots=self.slots.local,
         )
-        self.is_bare = BareCheck(git=self.git, timeout_s=timeout_s, limits=self.limits)
+        self.is_bare = BareCheck(
+            git=self.git, timeout_s=timeout_s, limits=self.limits, slots=self.slots.local
+        )
         self._repository_locks: dict[str, _SharedExclusive] = {}
         self._lock = threading.Lock()
         self._held = threading.local()  # the git dirs whose lock this thread holds (see holding())
@@ -230,6 +244,7 @@ class GitRunner:
             limits=self.limits,
             timeout_s=self.timeout_s,
             max_bytes=4096,
+            slots=self.slots.local,
         )
         return finished.stdout.decode("utf-8", "replace").strip()
 
@@ -379,7 +394,7 @@ class GitRunner:
                 file_bytes=network.max_file_bytes,
             )
             return self._run_process(
-                git_dir, work_tree, args, env, max_bytes, timeout, check, stdin, limits=limits
+                git_dir, work_tree, args, env, max_bytes, timeout, check, stdin, limits=limits, network=True
             )
 
     def _run_process(
@@ -394,6 +409,7 @@ class GitRunner:
         stdin: bytes | None,
         *,
         limits: ProcessLimits | None = None,
+        network: bool = False,
     ) -> GitOutput:
         timeout = timeout_s or self.timeout_s
         limits = limits or self.limits
@@ -406,6 +422,7 @@ class GitRunner:
                 timeout_s=timeout,
                 max_bytes=max_bytes,
                 stdin=stdin,
+                slots=self.slots.network if network else self.slots.local,
             )
         except OSError as error:
             if error.errno == errno.E2BIG:  # the kernel's limit on one argument (128 KiB) or all of them

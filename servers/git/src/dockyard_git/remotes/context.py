@@ -16,7 +16,7 @@ from dockyard_shared import (
 )
 from dockyard_shared.untrusted import fence
 
-from ..gitcmd import GitOutput, GitRunner, NetworkAccess
+from ..gitcmd import GitBusy, GitOutput, GitRunner, NetworkAccess
 from ..repos import Repository, RepositorySet
 from ..settings import Limits, RemoteSettings
 from .access import RemoteAccess, RemoteUrl, classify, refused_config, scrub
@@ -193,6 +193,8 @@ class RemoteContext:
             out = self.runner.run(
                 repo.git_dir, repo.work_tree, args, max_bytes=1_000_000, check=False, network=access
             )
+        except GitBusy:  # never started: nothing reached the remote
+            raise
         except LimitExceeded:
             raise LimitExceeded(
                 f"git {args[0]} with {shown} did not finish within {access.timeout_s:.0f} s and was stopped.",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from dockyard_shared import Conflict, InvalidArgument, LimitExceeded, NotFound, PermissionDenied
 from dockyard_shared.untrusted import fence
 
+from ..gitcmd import GitBusy
 from ..repos import Repository
 from .access import RemoteUrl
 from .context import SHA, RemoteContext
@@ -196,6 +197,8 @@ class Pushing:
                 out = self.ctx.runner.run(
                     repo.git_dir, repo.work_tree, args, max_bytes=1_000_000, check=False, network=access
                 )
+            except GitBusy:  # never started: nothing reached the remote
+                raise
             except LimitExceeded:
                 raise LimitExceeded(
                     f"git push to {urls[0].shown} did not finish within {access.timeout_s:.0f} s and was "
