@@ -30,7 +30,6 @@ PROTOCOL_EXTRA = {
 
 # (check, server) -> what is wrong today; the owner removes the entry with the fix.
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("flags", "git"): "git's command-line flags (add_arguments) are in __main__.py, not settings.py",
 }
 
 
