@@ -15,9 +15,10 @@ version does not know, a file that is not a database, PostgreSQL, a URL only SQL
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
+
+from dockyard_shared.opened import Opened
 
 from .claim import claim_sqlite_file
 from .demo import DEMO_KEY, seed_demo
@@ -83,25 +84,19 @@ class LazyStore:
     postgres = False
 
     def __init__(self, opener: Callable[[], TaskStore]) -> None:
-        self._opener = opener
-        self._store: TaskStore | None = None
-        self._lock = threading.Lock()
         self._listeners: Listeners[ChangeEvent] = Listeners()
+        self._store: Opened[TaskStore] = Opened(lambda: self._subscribed(opener()))
+
+    def _subscribed(self, store: TaskStore) -> TaskStore:
+        store.subscribe(self._listeners.call)
+        return store
 
     @property
     def is_open(self) -> bool:
-        return self._store is not None
+        return self._store.is_open
 
     def opened(self) -> TaskStore:
-        store = self._store
-        if store is None:
-            with self._lock:
-                if self._store is None:
-                    store = self._opener()
-                    store.subscribe(self._listeners.call)
-                    self._store = store
-                store = self._store
-        return store
+        return self._store.get()
 
     def __getattr__(self, name: str) -> Any:
         # Only called for what the handle itself lacks: the store's public methods and attributes.
@@ -114,5 +109,4 @@ class LazyStore:
         return self._listeners.add(listener)
 
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
+        self._store.close()
