@@ -121,7 +121,8 @@ class ToolOutcome:
         return value
 
 
-def _text_of(content: list[Any]) -> str:
+def text_of(content: list[Any]) -> str:
+    """The text blocks of a tool result, joined by newlines."""
     return "\n".join(item.text for item in content if getattr(item, "type", None) == "text")
 
 
@@ -155,11 +156,11 @@ class Session:
         if self._is_sdk:
             result = await self._client.call_tool(name, arguments or {}, read_timeout_seconds=timeout)
             return ToolOutcome(
-                bool(result.is_error), _text_of(result.content), result.structured_content, result.content
+                bool(result.is_error), text_of(result.content), result.structured_content, result.content
             )
         result = await self._client.call_tool(name, arguments or {}, raise_on_error=False, timeout=timeout)
         return ToolOutcome(
-            bool(result.is_error), _text_of(result.content), result.structured_content, result.content
+            bool(result.is_error), text_of(result.content), result.structured_content, result.content
         )
 
     async def call_ok(self, name: str, arguments: dict[str, Any] | None = None) -> ToolOutcome:

@@ -13,7 +13,7 @@ from mcp import ClientSession
 from dockyard_name_origin.server import create_server
 from dockyard_name_origin.settings import Limits, Settings
 from dockyard_shared.toolsets import Exposure
-from tests.harness import Launch, Session, ToolOutcome, _text_of
+from tests.harness import Launch, Session, ToolOutcome, text_of
 from tests.name_origin.fake_nationalize import prediction
 
 # Short waits so retries and timeouts take milliseconds; the logic is the same at any scale.
@@ -99,6 +99,6 @@ async def call_with_progress(
     else:
         result = await client.call_tool(tool, arguments, progress_handler=on_progress, raise_on_error=False)
     outcome = ToolOutcome(
-        bool(result.is_error), _text_of(result.content), result.structured_content, result.content
+        bool(result.is_error), text_of(result.content), result.structured_content, result.content
     )
     return outcome, seen

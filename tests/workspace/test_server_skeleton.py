@@ -29,8 +29,7 @@ PROTOCOL_EXTRA = {
 }
 
 # (check, server) -> what is wrong today; the owner removes the entry with the fix.
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
 @dataclass
