@@ -49,6 +49,7 @@ from .engine import STATEMENT_TIMEOUT_S, WRITE, connect_without_waiting, is_post
 from .errors import problem_for
 from .history import Announce, ChangeEvent, Recorder
 from .migrate import check_sqlite_file, migrate
+from .next import next_task as find_next_task
 from .prepared import PreparedSelects
 from .queries import TaskFilter
 from .schema import Project, Task
@@ -328,7 +329,7 @@ class TaskStore:
         assignee = check_name(assignee, field="assignee")
         key = parse_project_key(project) if project else None
         with self._reading() as s:
-            return queries.next_task(s, assignee=assignee, project=key)
+            return find_next_task(s, assignee=assignee, project=key, projects=self._projects)
 
     def changes_since(
         self, cursor: str | None = None, *, project: str | None = None, limit: int = 100
