@@ -145,12 +145,13 @@ async def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--postgres", type=int, nargs="*", default=[100_000])
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--tag", default="", help="in the SQLite files' names, so two runs do not share them")
     args = parser.parse_args()
     columns = []
     for count in args.sizes:
         records = generate(count, 20)
         started = time.perf_counter()
-        url = sqlite_database(f"tasks-scale-{shown(count)}", records, 20)
+        url = sqlite_database(f"tasks-scale{args.tag}-{shown(count)}", records, 20)
         print(f"seeded SQLite {shown(count)} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         walls, load = await measure(url, records, args.repeat)
         columns.append((f"SQLite {shown(count)}", walls, load))
