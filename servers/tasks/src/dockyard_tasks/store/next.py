@@ -13,7 +13,7 @@ blocker named as skipped, and, when all of them wait, the first free candidate f
 
 from __future__ import annotations
 
-from sqlalchemy import exists, select, text
+from sqlalchemy import literal, select, text
 from sqlalchemy.orm import Session, aliased
 
 from ..models import NextTask, TaskRow
@@ -24,10 +24,19 @@ from .schema import DUE_LAST, Dependency, Task
 __all__ = ["next_task"]
 
 _blocker = aliased(Task)
+# "Waits on an open blocker", asked of each candidate read. A scalar subquery with LIMIT 1, not EXISTS:
+# PostgreSQL turned the EXISTS into one hashed subplan built from every open blocker of the tracker
+# (19 ms at 100,000 tasks, before the first candidate), and NOT EXISTS into an anti-join that may do
+# the same; this form it can only evaluate row by row, as SQLite does.
 _WAITING = (
-    exists()
-    .where(Dependency.task_id == Task.id, Dependency.blocker_id == _blocker.id, _blocker.status.in_(OPEN))
+    select(literal(1))
+    .select_from(Dependency)
+    .join(_blocker, _blocker.id == Dependency.blocker_id)
+    .where(Dependency.task_id == Task.id, _blocker.status.in_(OPEN))
+    .limit(1)
     .correlate(Task)
+    .scalar_subquery()
+    .is_not(None)
 )
 _ORDER = (Task.priority, text(DUE_LAST), Task.id)
 # No join with projects: SQLite would drive the query from the projects and read every task of each.

@@ -44,9 +44,8 @@ def _phrase(value: str) -> str:
     return '"' + value.replace('"', '""') + '"'
 
 
-def _indexed(connection: Session | Connection) -> bool:
+def _indexed(bind: Connection) -> bool:
     """Whether this SQLite database has the FTS5 table (asked once per engine)."""
-    bind = connection if isinstance(connection, Connection) else connection.connection()
     if bind.dialect.name != "sqlite":
         return False
     present = _present.get(bind.engine)
@@ -63,11 +62,18 @@ def containing(
 ) -> tuple[Select, list[Any]]:
     """``statement`` narrowed to the tasks containing ``value``, and the keyset columns to order and page
     it by (``columns``, whose last is the task id; on SQLite's index, that id read from the index)."""
+    bind = connection if isinstance(connection, Connection) else connection.connection()
+    if bind.dialect.name == "postgresql":
+        # psycopg prepares a statement run five times, and PostgreSQL then may keep one generic plan for
+        # it: not knowing the pattern (nor the LIMIT), it walked the primary key checking every row
+        # (418 ms at 100,000 tasks for a text matching nothing) where the trigram indexes answer in
+        # 0.3 ms. This transaction's statements are planned for their values instead (~1 ms each).
+        bind.exec_driver_sql("SET LOCAL plan_cache_mode = force_custom_plan")
     pattern = _pattern(value)
     statement = statement.where(
         or_(Task.title.ilike(pattern, escape="\\"), Task.description.ilike(pattern, escape="\\"))
     )
-    if len(value) < MIN_INDEXED or not _indexed(connection):
+    if len(value) < MIN_INDEXED or not _indexed(bind):
         return statement, columns
     statement = statement.join(_search, _search.c.rowid == Task.id).where(_MATCH(_phrase(value)))
     return statement, [*columns[:-1], _search.c.rowid]
