@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import itertools
 
-from _common import serve
+from _common import WORK, serve
 from seed import ASSIGNEES, Record, generate
 
 from bench import OURS, SETTLE_SECONDS, postgres_database, sqlite_database, timed, tool
@@ -42,10 +42,12 @@ NOTHING = "kubernetes"  # in no title or description of seed.py's words
 COMMON = "cache deploy"
 
 
-def cases(server, records: list[Record]) -> list[tuple[str, Callable[[int], Callable]]]:
+def cases(server, records: list[Record], *, again: bool) -> list[tuple[str, Callable[[int], Callable]]]:
     rng = random.Random(1)
     todo = [f"{r.key}-{r.number}" for r in records if r.status == "todo"]
     rng.shuffle(todo)
+    if again:  # a database an earlier run measured: its first todo tasks were moved then
+        todo.reverse()
     every = [f"{r.key}-{r.number}" for r in records]
     return [
         (
@@ -93,14 +95,16 @@ def cases(server, records: list[Record]) -> list[tuple[str, Callable[[int], Call
     ]
 
 
-async def measure(url: str, records: list[Record], repeat: int) -> tuple[dict[str, list[float]], str]:
+async def measure(
+    url: str, records: list[Record], repeat: int, *, again: bool = False
+) -> tuple[dict[str, list[float]], str]:
     """Wall seconds per call, by case, and the load average before → after."""
     before = os.getloadavg()[0]
     walls: dict[str, list[float]] = {}
     async with serve("ours", [OURS, "--database-url", url, "--actor", "bench"]) as server:
         await server.session.call_tool("list_projects", {})
         await asyncio.sleep(SETTLE_SECONDS)
-        for name, make in cases(server, records):
+        for name, make in cases(server, records, again=again):
             for i in range(2):
                 await make(repeat + i)()
             samples = [await timed(server, make(i)) for i in range(repeat)]
@@ -146,14 +150,17 @@ async def main() -> None:
     parser.add_argument("--postgres", type=int, nargs="*", default=[100_000])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--tag", default="", help="in the SQLite files' names, so two runs do not share them")
+    parser.add_argument("--reuse", action="store_true", help="measure the SQLite files an earlier run seeded")
     args = parser.parse_args()
     columns = []
     for count in args.sizes:
         records = generate(count, 20)
         started = time.perf_counter()
-        url = sqlite_database(f"tasks-scale{args.tag}-{shown(count)}", records, 20)
+        name = f"tasks-scale{args.tag}-{shown(count)}"
+        again = args.reuse and (WORK / f"{name}.db").exists()
+        url = f"sqlite:///{WORK / f'{name}.db'}" if again else sqlite_database(name, records, 20)
         print(f"seeded SQLite {shown(count)} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-        walls, load = await measure(url, records, args.repeat)
+        walls, load = await measure(url, records, args.repeat, again=again)
         columns.append((f"SQLite {shown(count)}", walls, load))
         print(report(columns), file=sys.stderr)
     for count in args.postgres:
