@@ -126,7 +126,7 @@ def test_the_migrations_own_triggers_are_recognised(database_url, tmp_path):
         found = read_sqlite_file(path)
         assert found is not None and found.unexpected == []
         with closing(sqlite3.connect(path)) as connection:
-            assert len(connection.execute(SQLITE_OBJECTS).fetchall()) == 6
+            assert len(connection.execute(SQLITE_OBJECTS).fetchall()) == 9  # 0004, 0005, 0006: three each
             assert unexpected_objects("sqlite", connection.execute(SQLITE_OBJECTS)) == []
 
 

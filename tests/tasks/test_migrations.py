@@ -13,14 +13,18 @@ from dockyard_shared import Conflict
 from dockyard_tasks.store import TaskChanges, TaskStore
 from dockyard_tasks.store.engine import make_engine
 from dockyard_tasks.store.migrate import head_revision, migrate_to, newest_revision
-from dockyard_tasks.store.schema import Base
+from dockyard_tasks.store.schema import UNMAPPED, Base
 
 
 def test_the_migrations_build_exactly_the_schema_the_code_uses(database_url):
     engine = make_engine(database_url)
     migrate_to(engine, "head")
     with engine.connect() as connection:
-        assert compare_metadata(MigrationContext.configure(connection), Base.metadata) == []
+        # Migration 0006's FTS5 table, trigram and expression indexes are not ORM metadata (schema.UNMAPPED).
+        context = MigrationContext.configure(
+            connection, opts={"include_name": lambda name, kind, parents: name not in UNMAPPED}
+        )
+        assert compare_metadata(context, Base.metadata) == []
         assert MigrationContext.configure(connection).get_current_revision() == head_revision()
     engine.dispose()
 

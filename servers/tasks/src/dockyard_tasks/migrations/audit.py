@@ -53,7 +53,7 @@ UNION ALL SELECT 'materialized view', matviewname, definition FROM pg_matviews
 UNION ALL SELECT 'rule', rulename, definition FROM pg_rules WHERE schemaname = current_schema()
 """
 
-# The triggers migrations 0004 and 0005 create: name → digest of the definition (on PostgreSQL with the
+# The triggers migrations 0004, 0005 and 0006 (SQLite's text search index) create: name → digest of the definition (on PostgreSQL with the
 # schema's name taken out, and the body of the function it runs).
 KNOWN_TRIGGERS: dict[str, dict[str, str]] = {
     "sqlite": {
@@ -63,6 +63,9 @@ KNOWN_TRIGGERS: dict[str, dict[str, str]] = {
         "task_due_counts_insert": "51a28e6c4f281ae0",
         "task_due_counts_delete": "d11456dc544210a1",
         "task_due_counts_update": "158c9015f1030f64",
+        "task_search_insert": "71c7f5382f2be4da",
+        "task_search_delete": "0d02f9edc6336f38",
+        "task_search_update": "ce3dcde27e18da07",
     },
     "postgresql": {
         "task_counts_insert_delete": "f121c14b3c69e2e3",

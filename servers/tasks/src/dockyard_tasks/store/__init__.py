@@ -48,6 +48,7 @@ from .engine import STATEMENT_TIMEOUT_S, WRITE, is_postgres, make_engine, shown_
 from .errors import problem_for
 from .history import ChangeEvent, Recorder
 from .migrate import check_sqlite_file, migrate
+from .next import next_task as find_next_task
 from .queries import TaskFilter
 from .rows import UNREADABLE
 from .schema import Project, Task
@@ -240,8 +241,8 @@ class TaskStore:
     def next_task(self, assignee: str, project: str | None = None) -> NextTask:
         assignee = check_name(assignee, field="assignee")
         key = parse_project_key(project) if project else None
-        with self._reading_connection() as s:
-            return queries.next_task(s, assignee=assignee, project=key)
+        with self._reading_connection() as connection:
+            return find_next_task(connection, assignee=assignee, project=key, projects=self._projects)
 
     def changes_since(
         self, cursor: str | None = None, *, project: str | None = None, limit: int = 100

@@ -12,19 +12,18 @@ from dataclasses import dataclass, fields
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, bindparam, case, exists, func, literal, or_, select, tuple_
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import Connection, Select, bindparam, case, exists, func, literal, select, tuple_
 
 from dockyard_shared import InvalidArgument, NotFound, bound_items, decode_cursor, did_you_mean, encode_cursor
 
 from ..models import (
-    NextTask,
     ProjectInfo,
     ProjectList,
     TaskPage,
     TaskRow,
 )
-from ..rules import OPEN, TaskRef, format_task_id, priority_name, task_not_found
+from ..rules import OPEN, TaskRef, format_task_id, task_not_found
+from . import search
 from .history import iso
 from .rows import UNREADABLE, as_date, as_datetime, raw, task_row
 from .schema import Dependency, Label, Project, Task, TaskCount
@@ -37,7 +36,6 @@ __all__ = [
     "find_task",
     "list_projects",
     "list_tasks",
-    "next_task",
     "project_id_of",
     "project_info",
 ]
@@ -305,12 +303,6 @@ def _filtered(
         statement = statement.where(
             exists().where(Label.task_id == Task.id, Label.label == query.label.strip().lower())
         )
-    if query.text:
-        escaped = query.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        pattern = f"%{escaped}%"
-        statement = statement.where(
-            or_(Task.title.ilike(pattern, escape="\\"), Task.description.ilike(pattern, escape="\\"))
-        )
     if query.due_before is not None:
         statement = statement.where(Task.due_date < query.due_before)
     if query.due_after is not None:
@@ -358,6 +350,8 @@ def list_tasks(
         *([Task.description, Task.parent_id, Task.version, raw(Task.created_at)] if full else []),
     )
     statement = _filtered(session, query, statement, projects)
+    if query.text:  # by the text search's index where it has one (search.py)
+        statement, columns = search.containing(session, statement, columns, query.text)
     if cursor:
         state = decode_cursor(cursor, tool="list_tasks")
         if state.get("f") != query.digest():
@@ -432,58 +426,3 @@ def _shown_id(keys: dict[int, str], row: Any) -> str:
         if key is not None and isinstance(number, int)
         else f"task number {number!r}"
     )
-
-
-# -- next_task -----------------------------------------------------------------------------------------
-
-
-def next_task(session: Session, *, assignee: str, project: str | None, look_ahead: int = 10) -> NextTask:
-    blocker = aliased(Task)
-    has_open_blocker = (
-        exists()
-        .where(Dependency.task_id == Task.id, Dependency.blocker_id == blocker.id, blocker.status.in_(OPEN))
-        .correlate(Task)
-    )
-    base = (
-        select(Task.id, Project.key, Task.number, Task.title, Task.status, Task.priority, Task.assignee)
-        .add_columns(Task.due_date)
-        .join(Project, Project.id == Task.project_id)
-        .where(Task.assignee == assignee)
-    )
-    if project is not None:
-        base = base.where(Task.project_id == find_project(session, project).id)
-    in_progress = [
-        format_task_id(row.key, row.number)
-        for row in session.execute(base.where(Task.status == "in_progress").order_by(Task.id).limit(10))
-    ]
-    order = (Task.priority, func.coalesce(Task.due_date, FAR_FUTURE), Task.id)
-    ahead = session.execute(
-        base.add_columns(has_open_blocker.label("waiting"))
-        .where(Task.status == "todo")
-        .order_by(*order)
-        .limit(look_ahead)
-    ).all()
-    skipped = [format_task_id(r.key, r.number) for r in ahead if r.waiting]
-    pick = next((r for r in ahead if not r.waiting), None)
-    if pick is None and len(ahead) == look_ahead:
-        pick = session.execute(base.where(Task.status == "todo", ~has_open_blocker).order_by(*order)).first()
-    if pick is None:
-        whom = f"{assignee} in {project}" if project else assignee
-        reason = f"No todo task assigned to {whom} is free to start"
-        reason += f" ({len(skipped)} wait on open blockers)." if skipped else "."
-        return NextTask(task=None, reason=reason, in_progress=in_progress, skipped_blocked=skipped)
-    row = TaskRow(
-        id=format_task_id(pick.key, pick.number),
-        title=pick.title,
-        status=pick.status,
-        priority=priority_name(pick.priority),
-        assignee=pick.assignee,
-        due=pick.due_date.isoformat() if pick.due_date else None,
-    )
-    reason = f"{row.id} is the highest-priority todo task of {assignee} with no open blocker (priority {row.priority}"
-    reason += f", due {row.due})" if row.due else ", no due date)"
-    if skipped:
-        reason += f"; skipped {', '.join(skipped)}: waiting on open blockers"
-    if in_progress:
-        reason += f". Already in progress: {', '.join(in_progress)}"
-    return NextTask(task=row, reason=reason + ".", in_progress=in_progress, skipped_blocked=skipped)

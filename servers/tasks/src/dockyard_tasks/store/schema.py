@@ -49,6 +49,18 @@ NAMING = {
 }
 STATUS_CHECK = "status IN (" + ", ".join(f"'{s}'" for s in STATUSES) + ")"
 PRIORITY_CHECK = f"priority BETWEEN 0 AND {len(PRIORITIES) - 1}"
+# next_task orders by this expression, and its indexes hold it word for word (SQLite matches an index on
+# an expression only to the same expression).
+DUE_LAST = "COALESCE(due_date, '9999-12-31')"
+SEARCH_TABLE = "task_search"
+# What migration 0006 builds that this metadata does not describe, so the comparison of the two leaves
+# it out (tests/tasks/test_migrations.py): next_task's indexes on (…, priority, DUE_LAST, id), which
+# SQLAlchemy cannot reflect on SQLite; SQLite's FTS5 table and the tables FTS5 keeps beside it;
+# PostgreSQL's trigram indexes, which exist only where pg_trgm could be had.
+UNMAPPED = frozenset(
+    {"ix_tasks_next", "ix_tasks_next_project", "ix_tasks_title_trgm", "ix_tasks_description_trgm"}
+    | {SEARCH_TABLE, *(f"{SEARCH_TABLE}_{part}" for part in ("data", "idx", "content", "docsize", "config"))}
+)
 
 
 class Base(DeclarativeBase):
