@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import select
 import signal
@@ -55,6 +56,10 @@ class WorkerProcess:
         assert self.process.stdin is not None and self.process.stdout is not None
         self._write_fd = self.process.stdin.fileno()
         self._read_fd = self.process.stdout.fileno()
+        # poll, not select: select() refuses a descriptor above 1023, which a busy server (many HTTP
+        # connections, many databases) reaches.
+        self._replies = select.poll()
+        self._replies.register(self._read_fd, select.POLLIN)
         try:
             self._send((limits.address_space, limits.heap))
             ready = self._receive(time.monotonic() + _START_TIMEOUT_S)
@@ -125,8 +130,7 @@ class WorkerProcess:
             if remaining <= 0:
                 self.kill()
                 raise self._lost()
-            ready, _, _ = select.select([self._read_fd], [], [], remaining)
-            if not ready:
+            if not self._replies.poll(max(1, math.ceil(remaining * 1000))):
                 continue
             chunk = os.read(self._read_fd, min(max(size - len(inbox), _READ_BYTES), 1 << 20))
             if not chunk:
