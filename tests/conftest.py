@@ -35,3 +35,29 @@ def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = previous
+
+
+# Whole modules left out of the fast lane (`uv run pytest -m "not slow"`): each spawns servers, git
+# daemons or fake upstreams for most of its tests (together ~3½ of the full suite's ~12 minutes). A single
+# slow test elsewhere carries its own ``@pytest.mark.slow``.
+SLOW_MODULES = frozenset(
+    {
+        "tests/git/test_github.py",
+        "tests/git/test_remote.py",
+        "tests/git/test_remote_hostile.py",
+        "tests/git/test_remote_http.py",
+        "tests/git/test_remote_redirects.py",
+        "tests/interop/test_fuzz.py",
+        "tests/name_origin/test_faults.py",
+        "tests/tasks/test_integrity_concurrency.py",
+        "tests/tasks/test_listen_reconnect.py",
+        "tests/workspace/test_startup_imports.py",
+    }
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = Path(str(config.rootpath))
+    for item in items:
+        if Path(str(item.path)).relative_to(root).as_posix() in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
