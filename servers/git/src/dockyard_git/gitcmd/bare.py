@@ -16,10 +16,8 @@ import threading
 import time
 from pathlib import Path
 
-from .config_files import EMPTY_HOME, listing_environment
+from .config_files import ConfigReader
 from .file_stamps import file_stamp, is_racy
-from .process import ProcessLimits, run_bounded
-from .slots import ProcessSlots
 
 __all__ = ["BareCheck", "looks_like_git_dir"]
 
@@ -49,13 +47,8 @@ def looks_like_git_dir(path: Path) -> bool:
 class BareCheck:
     """``check(path)``: whether ``path`` is a bare repository's git directory (module docstring)."""
 
-    def __init__(
-        self, *, git: str, timeout_s: float, limits: ProcessLimits, slots: ProcessSlots | None = None
-    ) -> None:
-        self.git = git
-        self.timeout_s = timeout_s
-        self.limits = limits
-        self.slots = slots
+    def __init__(self, configs: ConfigReader) -> None:
+        self.configs = configs  # runs git on the config file alone, bounded
         self._known: dict[str, tuple[tuple, bool]] = {}  # config file → (its stamp, core.bare)
         self._lock = threading.Lock()
 
@@ -79,14 +72,8 @@ class BareCheck:
 
     def _core_bare(self, config: str) -> bool:
         try:
-            answer = run_bounded(
-                [self.git, "config", "--file", config, "--type=bool", "--get", "core.bare"],
-                cwd=EMPTY_HOME,
-                env=listing_environment(),
-                limits=self.limits,
-                timeout_s=self.timeout_s,
-                max_bytes=64,
-                slots=self.slots,
+            answer = self.configs.git_alone(
+                ["config", "--file", config, "--type=bool", "--get", "core.bare"], max_bytes=64
             )
         except OSError:
             return False

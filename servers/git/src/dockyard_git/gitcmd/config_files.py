@@ -74,7 +74,7 @@ class ConfigReader:
     def _list_config(self, path: str) -> tuple[list[tuple[str, str | None]], str | None]:
         """(name, value) of each entry of one config file, includes not followed."""
         try:
-            listing = self._git_alone(["config", "--file", path, "--null", "--list"])
+            listing = self.git_alone(["config", "--file", path, "--null", "--list"])
         except OSError:
             return [], f"its config file {path} could not be read"
         if listing.expired or listing.out_of_cpu:
@@ -90,7 +90,7 @@ class ConfigReader:
                 entries.append((os.fsdecode(name), os.fsdecode(value) if newline else None))
         return entries, None
 
-    def _git_alone(self, args: list[str]) -> Finished:
+    def git_alone(self, args: list[str], *, max_bytes: int = _MAX_CONFIG_LISTING_BYTES) -> Finished:
         """git run outside any repository (reading one config file, or its own exec path), bounded."""
         return run_bounded(
             [self.git, *args],
@@ -98,7 +98,7 @@ class ConfigReader:
             env=listing_environment(),
             limits=self.limits,
             timeout_s=self.timeout_s,
-            max_bytes=_MAX_CONFIG_LISTING_BYTES,
+            max_bytes=max_bytes,
             slots=self.slots,
         )
 
@@ -124,7 +124,7 @@ class ConfigReader:
         """git's installation prefix (``%(prefix)/`` in an include): two levels above its exec path."""
         if self._system_prefix is None:
             try:
-                exec_path = self._git_alone(["--exec-path"]).stdout.decode("utf-8", "replace").strip()
+                exec_path = self.git_alone(["--exec-path"]).stdout.decode("utf-8", "replace").strip()
             except OSError:
                 exec_path = ""
             self._system_prefix = os.path.dirname(os.path.dirname(exec_path)) if exec_path else "/usr"

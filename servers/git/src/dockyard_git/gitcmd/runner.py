@@ -57,6 +57,7 @@ from pathlib import Path
 from dockyard_shared import Conflict, InvalidArgument, LimitExceeded, NotFound, PermissionDenied
 
 from .bare import BareCheck
+from .config_files import ConfigReader
 from .layout import EMPTY_HOME, Layout, Layouts, listing_environment
 from .network import NetworkAccess, network_environment
 from .process import ProcessLimits, run_bounded, running_processes
@@ -212,7 +213,7 @@ class GitRunner:
             slots=self.slots.local,
         )
         self.is_bare = BareCheck(
-            git=self.git, timeout_s=timeout_s, limits=self.limits, slots=self.slots.local
+            ConfigReader(git=self.git, timeout_s=timeout_s, limits=self.limits, slots=self.slots.local)
         )
         self._repository_locks: dict[str, _SharedExclusive] = {}
         self._lock = threading.Lock()
