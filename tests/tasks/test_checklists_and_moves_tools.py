@@ -9,15 +9,22 @@ from tests.tasks.helpers import make_server
 async def test_a_model_plans_ticks_and_closes_a_task_through_the_tools(sqlite_url, era):
     async with open_session(make_server(sqlite_url, actor="bob"), era=era) as session:
         await session.call_ok("create_project", {"key": "WEB", "name": "Website"})
-        await session.call_ok("create_task", {"project": "WEB", "title": "login", "assignee": "bob", "workstream": "auth"})
-        await session.call_ok("create_task", {"project": "WEB", "title": "other", "assignee": "bob", "priority": "high"})
+        await session.call_ok(
+            "create_task", {"project": "WEB", "title": "login", "assignee": "bob", "workstream": "auth"}
+        )
+        await session.call_ok(
+            "create_task", {"project": "WEB", "title": "other", "assignee": "bob", "priority": "high"}
+        )
         set_ = (
             await session.call_ok(
-                "update_checklist", {"task_id": "WEB-1", "kind": "criteria", "items": ["form works", "tested"]}
+                "update_checklist",
+                {"task_id": "WEB-1", "kind": "criteria", "items": ["form works", "tested"]},
             )
         ).data
         assert set_["unchecked"] == 2 and [i["n"] for i in set_["items"]] == [1, 2]
-        await session.call_ok("update_checklist", {"task_id": "WEB-1", "kind": "plan", "items": ["draft form"]})
+        await session.call_ok(
+            "update_checklist", {"task_id": "WEB-1", "kind": "plan", "items": ["draft form"]}
+        )
         pick = (await session.call_ok("next_task", {"workstream": "auth"})).data
         assert pick["task"]["id"] == "WEB-1" and pick["unchecked_criteria"] == ["form works", "tested"]
         assert pick["next_step"] == "draft form"
@@ -25,7 +32,9 @@ async def test_a_model_plans_ticks_and_closes_a_task_through_the_tools(sqlite_ur
         refused = await session.call_error("update_task_status", {"task_id": "WEB-1", "new_status": "done"})
         assert "unchecked acceptance criteria" in refused and "'form works'" in refused and "force" in refused
         ticked = (
-            await session.call_ok("update_checklist", {"task_id": "WEB-1", "kind": "criteria", "check": [1, 2]})
+            await session.call_ok(
+                "update_checklist", {"task_id": "WEB-1", "kind": "criteria", "check": [1, 2]}
+            )
         ).data
         assert ticked["unchecked"] == 0 and ticked["items"][0]["done_by"] == "bob"
         done = (await session.call_ok("update_task_status", {"task_id": "WEB-1", "new_status": "done"})).data

@@ -118,7 +118,10 @@ def test_hostile_moves_are_refused_whole(store, monkeypatch):
 def test_checklists_gate_done_and_record_who_ticked_when(store):
     build(store)
     set_ = store.update_checklist("WEB-4", "criteria", actor="ann", items=["tests pass", " docs  updated "])
-    assert [(i.n, i.text, i.done) for i in set_.items] == [(1, "tests pass", False), (2, "docs updated", False)]
+    assert [(i.n, i.text, i.done) for i in set_.items] == [
+        (1, "tests pass", False),
+        (2, "docs updated", False),
+    ]
     assert set_.unchecked == 2 and set_.version == 2
     store.update_checklist("WEB-4", "plan", actor="ann", items=["write tests", "write code"])
     pick = store.next_task("bob")

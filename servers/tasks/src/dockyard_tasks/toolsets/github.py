@@ -51,7 +51,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, settings: S
         def work() -> IssueImportResult:
             found = client.issues(repo, state=state, labels="", page=page, per_page=limit)
             done = store.upsert_issues(project, found.issues, actor=actor, workstream=None)
-            source = f"GitHub issue title, {repo}"
+            source = "GitHub issue title"
             items = [
                 IssueImport(issue=issue.number, task=task, action=action, title=fence(issue.title, source))
                 for issue, task, action in done
