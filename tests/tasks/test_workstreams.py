@@ -60,7 +60,7 @@ def test_a_move_to_another_project_renumbers_the_subtree_and_keeps_every_link(st
         {"from": "WEB-2", "to": "API-3"},
         {"from": "WEB-3", "to": "API-4"},
     ]
-    with pytest.raises(NotFound, match="WEB-1 does not exist"):
+    with pytest.raises(NotFound, match="Task WEB-1 was moved: it is API-2 now"):
         store.get_task("WEB-1")
     child = store.get_task("API-3")
     assert child.parent.id == "API-2" and [s.id for s in child.subtasks] == ["API-4"]

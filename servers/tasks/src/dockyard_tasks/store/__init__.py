@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from sqlalchemy import Connection, select, text
 from sqlalchemy.exc import DBAPIError
 
-from dockyard_shared import InvalidArgument, Problem, UpstreamUnavailable
+from dockyard_shared import InvalidArgument, NotFound, Problem, UpstreamUnavailable
 
 from ..drafts import TaskChanges, TaskDraft
 from ..listeners import Listeners
@@ -232,13 +232,23 @@ class TaskStore:
 
     def get_task(self, task_id: str) -> TaskDetail:
         ref = parse_task_id(task_id)
-        with self._reading_connection() as connection:
-            return detail.get_task(
-                connection,
-                ref,
-                related_limit=self.limits.related,
-                history_limit=self.limits.history,
-            )
+        try:
+            with self._reading_connection() as connection:
+                return detail.get_task(
+                    connection,
+                    ref,
+                    related_limit=self.limits.related,
+                    history_limit=self.limits.history,
+                )
+        except NotFound:
+            with self._reading_connection() as connection:
+                where = moves.moved_to(connection, str(ref))
+            if where is None:
+                raise
+            raise NotFound(
+                f"Task {ref} was moved: it is {where} now (move_tasks renumbers a task moved to another project).",
+                next_step=f"Use {where}.",
+            ) from None
 
     def next_task(self, assignee: str, project: str | None = None, workstream: str | None = None) -> NextTask:
         assignee = check_name(assignee, field="assignee")

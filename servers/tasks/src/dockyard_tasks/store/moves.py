@@ -29,9 +29,9 @@ from ..rules import (
 )
 from .history import Recorder
 from .queries import project_id_of
-from .schema import Project, Task
+from .schema import Activity, Project, Task
 
-__all__ = ["MAX_MOVED", "MAX_NAMED", "move_tasks"]
+__all__ = ["MAX_MOVED", "MAX_NAMED", "move_tasks", "moved_to"]
 
 MAX_NAMED = 50  # task ids one call names
 MAX_MOVED = 500  # tasks one call moves, subtasks included
@@ -155,3 +155,20 @@ def move_tasks(
     elif not moved:
         note = "Nothing moved: every task was already there."
     return MoveResult(moved=moved[:SHOWN], count=len(moved), note=note)
+
+
+def moved_to(connection: Connection, task_id: str, hops: int = 5) -> str | None:
+    """Where a task id that no longer exists went, following up to ``hops`` moves; None if never moved.
+    Read only when a lookup failed (the history has no index on old values: a scan, on an error path)."""
+    found = None
+    for _ in range(hops):
+        new = connection.scalar(
+            select(Activity.new_value)
+            .where(Activity.action == "moved", Activity.field == "id", Activity.old_value == task_id)
+            .order_by(Activity.id.desc())
+            .limit(1)
+        )
+        if new is None:
+            break
+        found = task_id = new
+    return found
