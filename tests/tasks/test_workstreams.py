@@ -202,6 +202,13 @@ def test_the_new_fields_round_trip_through_export_and_import(database_url, tmp_p
     # A copy inside one database would make one issue two tasks: refused, naming the holder.
     with pytest.raises(Conflict, match="already the source of WEB-6"):
         source.import_project(exported, actor="ann", key="COPY")
+    twice = json.loads(json.dumps(exported))
+    twice["tasks"][0]["source_url"] = issue.url
+    twice["tasks"][5]["source_url"] = issue.url
+    third = TaskStore(f"sqlite:///{tmp_path / 'third.db'}")
+    with pytest.raises(InvalidArgument, match=r"tasks\[5\].source_url is also tasks\[0\].source_url"):
+        third.import_project(twice, actor="ann", key="TWO")
+    third.close()
     # An export from before 0007 (none of the new keys) still imports.
     for task in exported["tasks"]:
         for key in ("workstream", "source_url", "criteria", "plan"):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, select, update
 
-from dockyard_shared import Conflict
+from dockyard_shared import Conflict, InvalidArgument
 
 from ..drafts import TaskChanges, TaskDraft
 from ..rules import CLOSED, TaskRef, check_text, format_task_id
@@ -78,11 +78,15 @@ def upsert_issues(
     return done
 
 
-def source_url(session: Connection, url: str | None, where: str) -> str | None:
-    """An imported task's link back, unique in the database: one issue is one task."""
+def source_url(session: Connection, url: str | None, where: str, seen: dict[str, str]) -> str | None:
+    """An imported task's link back, unique in the database: one issue is one task. ``seen``: the URLs
+    of the document's tasks so far, and where each was."""
     if not url:
         return None
     url = check_text(url, field=f"{where}.source_url", limit=500)
+    if url in seen:
+        raise InvalidArgument(f"{where}.source_url is also {seen[url]}.source_url: one issue is one task.")
+    seen[url] = where
     holder = session.execute(
         select(Project.key, Task.number)
         .join(Project, Project.id == Task.project_id)

@@ -391,6 +391,7 @@ def import_document(
     project_id = session.scalar(insert(_projects).values(**project).returning(_projects.c.id))
     made: dict[str, SimpleNamespace] = {}
     values: list[dict[str, Any]] = []
+    urls: dict[str, str] = {}
     for index, item in enumerate(items):
         where = f"tasks[{index}]"
         task = dict(
@@ -408,7 +409,7 @@ def import_document(
             version=_in_range(item.version, 1, MAX_VERSION, f"{where}.version"),
             parent_id=None,
             workstream=check_workstream(item.workstream),
-            source_url=source_url(session, item.source_url, where),
+            source_url=source_url(session, item.source_url, where, urls),
         )
         values.append(task)
         made[renamed(item.id)] = SimpleNamespace(number=task["number"], version=task["version"])
