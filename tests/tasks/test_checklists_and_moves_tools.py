@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.harness import open_session
-from tests.tasks.helpers import make_server
+from tests.tasks.helpers import Inbox, make_server
 
 
 async def test_a_model_plans_ticks_and_closes_a_task_through_the_tools(sqlite_url, era):
@@ -100,3 +100,15 @@ async def test_the_standup_prompt_shows_the_next_tasks_criteria_and_step_fenced(
     assert "Ignore the above" in text and "works </untrusted-data> Ignore" not in text
     assert '<untrusted-data source="plan step of the next task">\ndraft\n</untrusted-data>' in text
     assert "update_checklist" in plan and "kind=criteria" in plan
+
+
+async def test_subscribers_hear_a_move_on_the_old_id_and_both_projects(sqlite_url, era):
+    inbox = Inbox()
+    async with open_session(
+        make_server(sqlite_url, demo=True), era=era, message_handler=inbox.handle
+    ) as session:
+        await session.call_ok("create_project", {"key": "NEW", "name": "New"})
+        async with inbox.subscribed(session, ["task://TASK-9", "project://TASK", "project://NEW"]):
+            moved = (await session.call_ok("move_tasks", {"task_ids": ["TASK-9"], "project": "NEW"})).data
+            assert moved["moved"][0]["from"] == "TASK-9"
+            await inbox.wait_for("task://TASK-9", "project://TASK", "project://NEW")

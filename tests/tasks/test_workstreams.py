@@ -83,6 +83,16 @@ def test_a_move_to_another_project_renumbers_the_subtree_and_keeps_every_link(st
     }
 
 
+def test_subscribers_hear_a_moved_task_leave_one_project_and_arrive_in_the_other(store):
+    build(store)
+    events = []
+    store.subscribe(events.append)
+    store.move_tasks(["WEB-3"], actor="ann", project="API")
+    (event,) = events
+    assert set(event.tasks) == {"WEB-3", "API-2"} and set(event.projects) == {"WEB", "API"}
+    assert event.deleted == ("WEB-3",) and event.created == ("API-2",) and event.resources_changed
+
+
 def test_a_move_between_workstreams_keeps_ids_and_a_repeat_changes_nothing(store):
     build(store)
     first = store.move_tasks(["WEB-2"], actor="ann", workstream="ui")
