@@ -8,10 +8,10 @@ import pytest
 from sqlalchemy import text
 
 from dockyard_shared import Conflict, InvalidArgument, LimitExceeded, NotFound
+from dockyard_tasks.drafts import IssueDraft
 from dockyard_tasks.store import TaskChanges, TaskDraft, TaskFilter, TaskStore, moves
 from dockyard_tasks.store.engine import make_engine
 from dockyard_tasks.store.migrate import migrate_to
-from dockyard_tasks.store.sources import IssueDraft
 
 
 def ids(page) -> list[str]:

@@ -28,7 +28,7 @@ from .rules import (
     priority_rank,
 )
 
-__all__ = ["MAX_BLOCKED_BY", "TaskChanges", "TaskDraft", "ValidDraft", "validate_draft"]
+__all__ = ["MAX_BLOCKED_BY", "IssueDraft", "TaskChanges", "TaskDraft", "ValidDraft", "validate_draft"]
 
 MAX_BLOCKED_BY = 20  # dependencies named in one create call
 
@@ -63,6 +63,18 @@ class TaskChanges:
     due: str | None = None
     parent: str | None = None
     workstream: str | None = None  # "" takes the task off its workstream
+
+
+@dataclass(frozen=True)
+class IssueDraft:
+    """An issue as the task it becomes: values already cut to the tracker's limits."""
+
+    url: str
+    number: int
+    title: str
+    body: str
+    labels: tuple[str, ...]
+    closed: bool
 
 
 @dataclass

@@ -19,8 +19,8 @@ import httpx
 from dockyard_shared import InvalidArgument, UpstreamUnavailable
 from dockyard_shared.upstream import problem_for_status
 
+from .drafts import IssueDraft
 from .rules import MAX_DESCRIPTION, MAX_LABEL, MAX_LABELS, MAX_TITLE
-from .store.sources import IssueDraft
 
 __all__ = ["MAX_PAGE", "GitHubIssues", "IssuePage", "parse_repo"]
 

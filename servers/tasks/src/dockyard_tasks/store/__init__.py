@@ -22,7 +22,7 @@ from sqlalchemy.exc import DBAPIError
 
 from dockyard_shared import InvalidArgument, NotFound, Problem, UpstreamUnavailable
 
-from ..drafts import TaskChanges, TaskDraft
+from ..drafts import IssueDraft, TaskChanges, TaskDraft
 from ..listeners import Listeners
 from ..models import (
     BatchItem,
@@ -461,8 +461,8 @@ class TaskStore:
             return moves.move_tasks(s, rec, refs, project=project, workstream=workstream)
 
     def upsert_issues(
-        self, project: str, issues: Sequence[sources.IssueDraft], *, actor: str, workstream: str | None = None
-    ) -> list[tuple[sources.IssueDraft, str, str]]:
+        self, project: str, issues: Sequence[IssueDraft], *, actor: str, workstream: str | None = None
+    ) -> list[tuple[IssueDraft, str, str]]:
         key = parse_project_key(project)
         stream = check_workstream(workstream)
         with self._writing_connection(actor) as (s, rec):

@@ -10,31 +10,18 @@ done or cancelled task (todo); in_progress or blocked are left to the team.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from sqlalchemy import Connection, select, update
 
 from dockyard_shared import Conflict, InvalidArgument
 
-from ..drafts import TaskChanges, TaskDraft
+from ..drafts import IssueDraft, TaskChanges, TaskDraft
 from ..rules import CLOSED, TaskRef, check_text, format_task_id
 from . import mutations
 from .history import Recorder
 from .schema import Project, Task
 
-__all__ = ["IssueDraft", "source_url", "upsert_issues"]
-
-
-@dataclass(frozen=True)
-class IssueDraft:
-    """An issue as the task it becomes: values already cut to the tracker's limits."""
-
-    url: str
-    number: int
-    title: str
-    body: str
-    labels: tuple[str, ...]
-    closed: bool
+__all__ = ["source_url", "upsert_issues"]
 
 
 def upsert_issues(
