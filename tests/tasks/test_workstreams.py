@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from sqlalchemy import text
@@ -255,4 +256,33 @@ def test_a_tracker_at_0006_upgrades_keeping_its_tasks(database_url):
         store.move_tasks(["OLD-1"], actor="ann", workstream="w")
         assert store.next_task("bob", workstream="w").unchecked_criteria == ["a"]
     finally:
+        store.close()
+
+
+def test_concurrent_moves_into_one_project_take_distinct_numbers(database_url):
+    stores = [TaskStore(database_url) for _ in range(4)]
+    stores[0].create_project("WEB", "Website", actor="ann")
+    stores[0].create_project("API", "Api", actor="ann")
+    stores[0].create_tasks([TaskDraft(project="WEB", title=f"t{n}") for n in range(8)], actor="ann")
+    results, errors = [], []
+
+    def move(store: TaskStore, ids: list[str]) -> None:
+        try:
+            results.append(store.move_tasks(ids, actor="ann", project="API"))
+        except Exception as error:  # a retryable conflict is an answer too, but none is expected here
+            errors.append(error)
+
+    threads = [
+        threading.Thread(target=move, args=(s, [f"WEB-{2 * i + 1}", f"WEB-{2 * i + 2}"]))
+        for i, s in enumerate(stores)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    landed = sorted(int(m["to"].split("-")[1]) for r in results for m in r.moved)
+    assert landed == list(range(1, 9))
+    assert stores[0].project("API").tasks == 8 and stores[0].project("WEB").tasks == 0
+    for store in stores:
         store.close()
