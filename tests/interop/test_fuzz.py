@@ -90,8 +90,10 @@ TASKS = (
     "import_project",
     "list_projects",
     "list_tasks",
+    "move_tasks",
     "next_task",
     "remove_dependency",
+    "update_checklist",
     "update_task",
     "update_task_status",
 )

@@ -20,6 +20,8 @@ WRITE_TOOLS = {
     "add_comment",
     "add_dependency",
     "remove_dependency",
+    "update_checklist",
+    "move_tasks",
     "import_project",
     "delete_task",
 }

@@ -21,13 +21,14 @@ from .rules import (
     check_name,
     check_status,
     check_text,
+    check_workstream,
     parse_date,
     parse_project_key,
     parse_task_id,
     priority_rank,
 )
 
-__all__ = ["MAX_BLOCKED_BY", "TaskChanges", "TaskDraft", "ValidDraft", "validate_draft"]
+__all__ = ["MAX_BLOCKED_BY", "IssueDraft", "TaskChanges", "TaskDraft", "ValidDraft", "validate_draft"]
 
 MAX_BLOCKED_BY = 20  # dependencies named in one create call
 
@@ -46,6 +47,7 @@ class TaskDraft:
     due: str | None = None
     parent: str | None = None
     blocked_by: Sequence[str] = ()
+    workstream: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,19 @@ class TaskChanges:
     labels: Sequence[str] | None = None
     due: str | None = None
     parent: str | None = None
+    workstream: str | None = None  # "" takes the task off its workstream
+
+
+@dataclass(frozen=True)
+class IssueDraft:
+    """An issue as the task it becomes: values already cut to the tracker's limits."""
+
+    url: str
+    number: int
+    title: str
+    body: str
+    labels: tuple[str, ...]
+    closed: bool
 
 
 @dataclass
@@ -76,6 +91,7 @@ class ValidDraft:
     due: date | None
     parent: TaskRef | int | None  # an existing task, or the index of a batch item
     blocked_by: list[TaskRef | int]
+    workstream: str | None = None
 
 
 def _reference(value: str, *, size: int | None, field: str) -> TaskRef | int:
@@ -107,4 +123,5 @@ def validate_draft(draft: TaskDraft, *, batch_size: int | None = None) -> ValidD
         due=parse_date(draft.due, field="due") if draft.due else None,
         parent=_reference(draft.parent, size=batch_size, field="parent") if draft.parent else None,
         blocked_by=[_reference(b, size=batch_size, field="blocked_by") for b in blocked_by],
+        workstream=check_workstream(draft.workstream),
     )

@@ -50,6 +50,13 @@ def _next(upcoming: NextTask) -> str:
     text = "the highest-priority todo task with no open blocker:\n" + _lines(
         [upcoming.task], "title of the next task"
     )
+    if upcoming.unchecked_criteria:
+        criteria = "\n".join(f"- {c}" for c in upcoming.unchecked_criteria)
+        text += "\nIt is done when these unchecked acceptance criteria are met:\n" + fence(
+            criteria, "acceptance criteria of the next task"
+        )
+    if upcoming.next_step:
+        text += "\nIts next plan step: " + fence(upcoming.next_step, "plan step of the next task")
     if upcoming.skipped_blocked:
         text += f"\nSkipped, waiting on open blockers: {', '.join(upcoming.skipped_blocked)}"
     return text
@@ -79,7 +86,8 @@ def register(server: FastMCP, store: TaskStore) -> None:
                 f"Blocked:\n{_lines(blocked, 'titles of blocked tasks')}\n\n"
                 f"Next: {_next(upcoming)}\n\n"
                 "Three sections — Yesterday, Today, Blockers — one line per task with its id. Use get_task "
-                "for detail; for blockers, say who or what each waits on (open_blockers)."
+                "for detail (its criteria and plan say what is left); for blockers, say who or what each "
+                "waits on (open_blockers)."
             )
 
         return await run_in_thread(gather)
@@ -105,7 +113,11 @@ def register(server: FastMCP, store: TaskStore) -> None:
             "2. Give each a priority (urgent, high, medium, low) and, where order matters, blocked_by.\n"
             "3. Create them all with one create_tasks call (≤ 100 items): refer to items of the same batch "
             "as @0, @1… in parent and blocked_by. The batch is all or nothing; fix any item it names.\n"
-            "4. Summarise the plan: the tasks by id, the critical path, and what to start first (next_task)."
+            "4. For each task, record what done means as acceptance criteria (update_checklist "
+            "kind=criteria, 1–5 checkable lines) and, where it helps, its steps (kind=plan); put tasks "
+            "of one stream of work on a workstream (move_tasks workstream=…). done is refused while a "
+            "criterion is unchecked: tick each (check=[n]) when it is met.\n"
+            "5. Summarise the plan: the tasks by id, the critical path, and what to start first (next_task)."
         )
 
     @prompt(server)

@@ -192,3 +192,19 @@ def check_labels(values: object) -> list[str]:
             f"{len(labels)} labels given; at most {MAX_LABELS} per task.", next_step="Use fewer labels."
         )
     return sorted(labels)
+
+
+def check_workstream(value: object) -> str | None:
+    """A workstream (one board per task inside its project): as a label, lowercased; "" means none."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgument("workstream must be a string.")
+    name = value.strip().lower()
+    if len(name) > MAX_LABEL or not _LABEL.match(name):
+        raise InvalidArgument(
+            f"Workstream {value[:50]!r} is not allowed: at most {MAX_LABEL} characters, no commas or "
+            "control characters.",
+            next_step="Use a short name such as backend, docs, release-2.",
+        )
+    return name

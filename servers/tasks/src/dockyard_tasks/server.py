@@ -19,9 +19,9 @@ from .actors import Actors, ActorTokens
 from .demo import seed_demo
 from .notify import ChangeFeed
 from .opening import open_store
-from .settings import READ, WRITE, Settings
+from .settings import GITHUB, READ, WRITE, Settings
 from .subscriptions import Subscriptions
-from .toolsets import read, write
+from .toolsets import github, read, write
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -50,7 +50,11 @@ def create_server(settings: Settings, *, store: TaskStore | None = None) -> Fast
         {
             READ: lambda tools: read.register(tools, store, actors),
             WRITE: lambda tools: write.register(tools, store, actors, settings.exposure),
+            GITHUB: lambda tools: github.register(tools, store, actors, settings),
         },
+        unavailable=None
+        if settings.github_token
+        else {GITHUB.name: f"it needs a GitHub token in ${settings.github_token_env}."},
     )
     resources.register(server, store)
     prompts.register(server, store)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACTORS_ENV",
+    "GITHUB",
     "READ",
     "TOOLSETS",
     "WRITE",
@@ -37,7 +38,11 @@ __all__ = [
 
 READ = Toolset("read", "projects, tasks, the next task, the change feed, exports", read_only=True)
 WRITE = Toolset("write", "create, update, comment, link, import; delete asks the user first", read_only=False)
-TOOLSETS = (READ, WRITE)
+# Off by default, and only with a token (the git server's rule): GitHub issues imported as tasks.
+GITHUB = Toolset(
+    "github", "import a repository's GitHub issues as tasks (needs a token)", False, default=False
+)
+TOOLSETS = (READ, WRITE, GITHUB)
 
 # A JSON file {"token": "actor", ...}: over HTTP each bearer token acts as its own actor.
 ACTORS_ENV = "DOCKYARD_TASKS_ACTORS"
@@ -66,6 +71,10 @@ class Settings:
     # Database safety (--statement-timeout, --allow-shared-file): see add_arguments.
     statement_timeout_s: float = 10.0
     allow_shared_file: bool = False
+    # The github toolset (github.py): the token is read from the variable named, never logged.
+    github_token: str | None = field(default=None, repr=False)
+    github_token_env: str = "GITHUB_TOKEN"
+    github_api_url: str = "https://api.github.com"
 
 
 def default_database_url() -> str:
@@ -155,6 +164,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "cancelled and the call fails with nothing saved (default: 10)",
     )
     group.add_argument(
+        "--github-token-env",
+        default="GITHUB_TOKEN",
+        metavar="NAME",
+        help="environment variable holding a GitHub token; the github toolset (import_github_issues, off "
+        "by default: --toolsets default,github) needs it",
+    )
+    group.add_argument(
+        "--github-api-url",
+        default="https://api.github.com",
+        metavar="URL",
+        help="GitHub (Enterprise) API URL",
+    )
+    group.add_argument(
         "--allow-shared-file",
         action="store_true",
         help="SQLite: serve a file another dockyard-tasks process is already serving (its subscribers "
@@ -218,4 +240,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         subscriptions=subscriptions,
         statement_timeout_s=getattr(args, "statement_timeout", 10.0),
         allow_shared_file=getattr(args, "allow_shared_file", False),
+        github_token=os.environ.get(getattr(args, "github_token_env", "GITHUB_TOKEN")) or None,
+        github_token_env=getattr(args, "github_token_env", "GITHUB_TOKEN"),
+        github_api_url=getattr(args, "github_api_url", "https://api.github.com"),
     )

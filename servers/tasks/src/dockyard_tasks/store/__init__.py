@@ -20,18 +20,20 @@ from datetime import UTC, datetime
 from sqlalchemy import Connection, select, text
 from sqlalchemy.exc import DBAPIError
 
-from dockyard_shared import InvalidArgument, Problem, UpstreamUnavailable
+from dockyard_shared import InvalidArgument, NotFound, Problem, UpstreamUnavailable
 
-from ..drafts import TaskChanges, TaskDraft
+from ..drafts import IssueDraft, TaskChanges, TaskDraft
 from ..listeners import Listeners
 from ..models import (
     BatchItem,
     BatchResult,
     ChangePage,
+    ChecklistResult,
     CommentResult,
     DeleteResult,
     DependencyResult,
     ImportResult,
+    MoveResult,
     NextTask,
     ProjectExport,
     ProjectInfo,
@@ -42,8 +44,8 @@ from ..models import (
     UpdateResult,
 )
 from ..notices import channel_for_schema, payload_parts
-from ..rules import check_name, format_task_id, parse_project_key, parse_task_id
-from . import detail, feed, links, mutations, queries, summary, transfer
+from ..rules import check_name, check_workstream, format_task_id, parse_project_key, parse_task_id
+from . import checklists, detail, feed, links, moves, mutations, queries, sources, summary, transfer
 from .engine import STATEMENT_TIMEOUT_S, WRITE, is_postgres, make_engine, shown_url
 from .errors import problem_for
 from .history import ChangeEvent, Recorder
@@ -230,19 +232,32 @@ class TaskStore:
 
     def get_task(self, task_id: str) -> TaskDetail:
         ref = parse_task_id(task_id)
-        with self._reading_connection() as connection:
-            return detail.get_task(
-                connection,
-                ref,
-                related_limit=self.limits.related,
-                history_limit=self.limits.history,
-            )
+        try:
+            with self._reading_connection() as connection:
+                return detail.get_task(
+                    connection,
+                    ref,
+                    related_limit=self.limits.related,
+                    history_limit=self.limits.history,
+                )
+        except NotFound:
+            with self._reading_connection() as connection:
+                where = moves.moved_to(connection, str(ref))
+            if where is None:
+                raise
+            raise NotFound(
+                f"Task {ref} was moved: it is {where} now (move_tasks renumbers a task moved to another project).",
+                next_step=f"Use {where}.",
+            ) from None
 
-    def next_task(self, assignee: str, project: str | None = None) -> NextTask:
+    def next_task(self, assignee: str, project: str | None = None, workstream: str | None = None) -> NextTask:
         assignee = check_name(assignee, field="assignee")
         key = parse_project_key(project) if project else None
+        stream = check_workstream(workstream)
         with self._reading_connection() as connection:
-            return find_next_task(connection, assignee=assignee, project=key, projects=self._projects)
+            return find_next_task(
+                connection, assignee=assignee, project=key, projects=self._projects, workstream=stream
+            )
 
     def changes_since(
         self, cursor: str | None = None, *, project: str | None = None, limit: int = 100
@@ -407,3 +422,48 @@ class TaskStore:
     def import_project(self, document: object, *, actor: str, key: str | None = None) -> ImportResult:
         with self._writing_connection(actor) as (s, rec):
             return transfer.import_document(s, rec, document, key=key, max_tasks=self.limits.import_tasks)
+
+    def update_checklist(
+        self,
+        task_id: str,
+        kind: str,
+        *,
+        actor: str,
+        items: Sequence[str] | None = None,
+        check: Sequence[int] = (),
+        uncheck: Sequence[int] = (),
+        expected_version: int | None = None,
+    ) -> ChecklistResult:
+        ref = parse_task_id(task_id)
+        with self._writing_connection(actor) as (s, rec):
+            return checklists.update_checklist(
+                s,
+                rec,
+                ref,
+                kind,
+                items=items,
+                check=check,
+                uncheck=uncheck,
+                expected_version=expected_version,
+                check_version=mutations.check_version,
+            )
+
+    def move_tasks(
+        self,
+        task_ids: Sequence[str],
+        *,
+        actor: str,
+        project: str | None = None,
+        workstream: str | None = None,
+    ) -> MoveResult:
+        refs = [parse_task_id(t) for t in task_ids]
+        with self._writing_connection(actor) as (s, rec):
+            return moves.move_tasks(s, rec, refs, project=project, workstream=workstream)
+
+    def upsert_issues(
+        self, project: str, issues: Sequence[IssueDraft], *, actor: str, workstream: str | None = None
+    ) -> list[tuple[IssueDraft, str, str]]:
+        key = parse_project_key(project)
+        stream = check_workstream(workstream)
+        with self._writing_connection(actor) as (s, rec):
+            return sources.upsert_issues(s, rec, key, issues, workstream=stream)

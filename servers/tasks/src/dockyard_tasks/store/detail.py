@@ -15,9 +15,10 @@ from sqlalchemy.orm import aliased
 
 from ..models import CommentEntry, RelatedTask, TaskDetail
 from ..rules import OPEN, TaskRef, format_task_id, task_not_found
+from .checklists import checklists_of
 from .history import change_entry, iso
 from .rows import task_row
-from .schema import Activity, Comment, Dependency, Label, Project, Task
+from .schema import Activity, CheckItem, Comment, Dependency, Label, Project, Task
 
 __all__ = ["get_task"]
 
@@ -39,6 +40,9 @@ _TASK = (
         Task.created_at,
         Task.created_by,
         Task.updated_at,
+        Task.workstream,
+        Task.source_url,
+        select(func.count()).where(CheckItem.task_id == Task.id).scalar_subquery().label("checklist_total"),
         select(func.count()).where(_other.parent_id == Task.id).scalar_subquery().label("subtasks_total"),
         select(func.count()).where(Comment.task_id == Task.id).scalar_subquery().label("comments_total"),
         select(func.count()).where(Activity.task_id == Task.id).scalar_subquery().label("history_total"),
@@ -179,6 +183,7 @@ def get_task(connection: Connection, ref: TaskRef, *, related_limit: int, histor
     if cut and task.comments_total > len(comments):
         note += " export_project gives every comment."
     row = task_row(task, task.key, full=True)
+    lists = checklists_of(connection, [task.id]).get(task.id, {}) if task.checklist_total else {}
     return TaskDetail(
         id=row.id,
         project=task.key,
@@ -190,6 +195,10 @@ def get_task(connection: Connection, ref: TaskRef, *, related_limit: int, histor
         due=row.due,
         labels=list(labels),
         parent=parent[0] if parent else None,
+        workstream=task.workstream,
+        source_url=task.source_url,
+        criteria=lists.get("criteria", []),
+        plan=lists.get("plan", []),
         version=row.version or 0,
         created_at=row.created_at or "",
         created_by=task.created_by,

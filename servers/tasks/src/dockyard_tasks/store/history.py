@@ -127,6 +127,15 @@ class Recorder:
     def task_changed(self, key: str, task: Any, name: str, old: Any, new: Any) -> None:
         self._add(key, task, "changed", field_name=name, old=old, new=new)
 
+    def task_moved(self, old_key: str, key: str, task: Any, old_id: str, new_id: str) -> None:
+        """A task renumbered into project ``key``: its old id (and project) are announced as changed and
+        gone, the new id as come; the history entry (under the new project) says old id → new id."""
+        self.projects[old_key] = None
+        self.tasks[old_id] = None
+        self.deleted.append(old_id)
+        self.created.append(new_id)
+        self._add(key, task, "moved", field_name="id", old=old_id, new=new_id)
+
     def commented(self, key: str, task: Any, body: str) -> None:
         self._add(key, task, "commented", new=shown(body))
 

@@ -34,6 +34,7 @@ from ..rules import (
     check_status,
     check_text,
     check_transition,
+    check_workstream,
     format_task_id,
     parse_date,
     parse_project_key,
@@ -42,6 +43,7 @@ from ..rules import (
     priority_rank,
     task_not_found,
 )
+from .checklists import unchecked_criteria
 from .graph import find_cycle, lock_graph, parent_loop
 from .history import Recorder, changes_after_version, describe_changes, iso
 from .queries import project_id_of, task_ids
@@ -106,6 +108,7 @@ def _locked_task(labels: Any) -> Select:
             Task.version,
             Task.created_at,
             Task.updated_at,
+            Task.workstream,
             labels.scalar_subquery().label("labels"),
             select(_parent_project.key)
             .join(_parent, _parent.project_id == _parent_project.id)
@@ -263,6 +266,7 @@ def create_tasks(
             "priority": v.priority,
             "assignee": v.assignee,
             "due_date": v.due,
+            "workstream": v.workstream,
             # An existing parent is written with the row; a batch item's once it has an id (below).
             "parent_id": parent.id if parent is not None else None,
             "created_at": rec.now,
@@ -322,7 +326,7 @@ def created_row(connection: Connection, task: TaskState, key: str) -> TaskRow:
 # -- changing a task -----------------------------------------------------------------------------------
 
 
-def _check_version(session: Connection, task: Any, ref: TaskRef, expected: int | None) -> None:
+def check_version(session: Connection, task: Any, ref: TaskRef, expected: int | None) -> None:
     if expected is None or expected == task.version:
         return
     if expected < 1:
@@ -360,7 +364,7 @@ def update_task(
     if found is None:
         raise task_not_found(str(ref))
     key = ref.key
-    _check_version(connection, found, ref, expected_version)
+    check_version(connection, found, ref, expected_version)
     if postgres:
         labels = found.labels.split(",") if found.labels else []
     else:
@@ -411,6 +415,10 @@ def update_task(
         due = parse_date(changes.due, field="due") if changes.due.strip() else None
         if change("due", current["due_date"], due):
             write("due_date", due)
+    if changes.workstream is not None:
+        workstream = check_workstream(changes.workstream)
+        if change("workstream", current["workstream"], workstream):
+            write("workstream", workstream)
     if changes.parent is not None:
         new_parent = None
         if changes.parent.strip():
@@ -441,6 +449,16 @@ def update_task(
                 raise Conflict(
                     f"{ref} has open blockers: {listed}.",
                     next_step="Finish or cancel those first, or pass force=true to close it anyway.",
+                )
+            unchecked = unchecked_criteria(connection, task.id, 11)
+            if unchecked:
+                listed = "; ".join(f"#{i} {text!r}" for i, text in unchecked[:10])
+                raise Conflict(
+                    f"{ref} has unchecked acceptance criteria: {listed}"
+                    + (" … (get_task lists all)" if len(unchecked) > 10 else "")
+                    + ".",
+                    next_step="Tick them with update_checklist check=[…] once met, or pass force=true "
+                    "to close it anyway.",
                 )
         if change("status", current["status"], status):
             write("status", status)

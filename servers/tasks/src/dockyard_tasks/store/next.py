@@ -13,13 +13,14 @@ blocker named as skipped, and, when all of them wait, the first free candidate f
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, literal, select, text
+from sqlalchemy import Connection, bindparam, literal, select, text
 from sqlalchemy.orm import aliased
 
 from ..models import NextTask, TaskRow
 from ..rules import OPEN, format_task_id, priority_name
+from .checklists import unchecked_criteria
 from .queries import ProjectDirectory, project_id_of
-from .schema import DUE_LAST, Dependency, Task
+from .schema import DUE_LAST, CheckItem, Dependency, Task
 
 __all__ = ["next_task"]
 
@@ -38,6 +39,12 @@ _WAITING = (
     .scalar_subquery()
     .is_not(None)
 )
+_NEXT_STEP = (
+    select(CheckItem.text)
+    .where(CheckItem.task_id == bindparam("task_id"), CheckItem.kind == "plan", CheckItem.done_at.is_(None))
+    .order_by(CheckItem.position)
+    .limit(1)
+)
 _ORDER = (Task.priority, text(DUE_LAST), Task.id)
 # No join with projects: SQLite would drive the query from the projects and read every task of each.
 # The keys of the few rows shown are looked up afterwards.
@@ -51,11 +58,14 @@ def next_task(
     project: str | None,
     look_ahead: int = 10,
     projects: ProjectDirectory | None = None,
+    workstream: str | None = None,
 ) -> NextTask:
     projects = projects or ProjectDirectory()
     base = select(*_COLUMNS, Task.due_date).where(Task.assignee == assignee)
     if project is not None:
         base = base.where(Task.project_id == project_id_of(connection, project))
+    if workstream is not None:
+        base = base.where(Task.workstream == workstream)
     started = connection.execute(base.where(Task.status == "in_progress").order_by(Task.id).limit(10)).all()
     todo = base.where(Task.status == "todo").order_by(*_ORDER)
     ahead = connection.execute(todo.add_columns(_WAITING.label("waiting")).limit(look_ahead)).all()
@@ -68,6 +78,7 @@ def next_task(
     skipped = [format_task_id(keys[r.project_id], r.number) for r in ahead if r.waiting]
     if pick is None:
         whom = f"{assignee} in {project}" if project else assignee
+        whom += f" on workstream {workstream}" if workstream else ""
         reason = f"No todo task assigned to {whom} is free to start"
         reason += f" ({len(skipped)} wait on open blockers)." if skipped else "."
         return NextTask(task=None, reason=reason, in_progress=in_progress, skipped_blocked=skipped)
@@ -85,4 +96,15 @@ def next_task(
         reason += f"; skipped {', '.join(skipped)}: waiting on open blockers"
     if in_progress:
         reason += f". Already in progress: {', '.join(in_progress)}"
-    return NextTask(task=row, reason=reason + ".", in_progress=in_progress, skipped_blocked=skipped)
+    unchecked = [text for _, text in unchecked_criteria(connection, pick.id, 10)]
+    step = connection.scalar(_NEXT_STEP, {"task_id": pick.id})
+    if unchecked:
+        reason += f". Done when its {len(unchecked)}{'+' if len(unchecked) == 10 else ''} unchecked criteria are met"
+    return NextTask(
+        task=row,
+        reason=reason + ".",
+        in_progress=in_progress,
+        skipped_blocked=skipped,
+        unchecked_criteria=unchecked,
+        next_step=step,
+    )

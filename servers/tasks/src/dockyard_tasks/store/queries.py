@@ -58,6 +58,7 @@ class TaskFilter:
     blocking: TaskRef | None = None  # only the tasks this task waits on (its blockers)
     blocked_by: TaskRef | None = None  # only the tasks waiting on this task
     sort: str = "created"
+    workstream: str | None = None  # only the tasks on this workstream
 
     def digest(self) -> str:
         # Not asdict(): it rebuilds tuples by their type, which a TaskRef (parent=, blocking=) refuses.
@@ -299,6 +300,8 @@ def _filtered(
         statement = statement.where(Task.status.in_(query.statuses))
     if query.assignee is not None:
         statement = statement.where(Task.assignee == query.assignee)
+    if query.workstream is not None:
+        statement = statement.where(Task.workstream == query.workstream)
     if query.label is not None:
         statement = statement.where(
             exists().where(Label.task_id == Task.id, Label.label == query.label.strip().lower())
@@ -347,7 +350,11 @@ def list_tasks(
         Task.assignee,
         raw(Task.due_date),
         raw(Task.updated_at),
-        *([Task.description, Task.parent_id, Task.version, raw(Task.created_at)] if full else []),
+        *(
+            [Task.description, Task.parent_id, Task.workstream, Task.version, raw(Task.created_at)]
+            if full
+            else []
+        ),
     )
     statement = _filtered(session, query, statement, projects)
     if query.text:  # by the text search's index where it has one (search.py)

@@ -97,6 +97,8 @@ def task_row(
         task.description = description
         task.labels = labels if labels is not None else []
         task.parent = parent
+        workstream = row.get("workstream") if isinstance(row, Mapping) else getattr(row, "workstream", None)
+        task.workstream = _text(workstream, optional=True)
         task.version = _int(get("version"))
         task.created_at = iso(as_datetime(get("created_at")))
         task.updated_at = iso(as_datetime(get("updated_at")))

@@ -30,6 +30,7 @@ from ..rules import PRIORITIES, STATUSES
 __all__ = [
     "Activity",
     "Base",
+    "CheckItem",
     "Comment",
     "Dependency",
     "Feed",
@@ -97,6 +98,9 @@ class Task(Base):
         Index(None, "project_id", "status", "assignee"),
         Index(None, "status", "due_date"),
         Index(None, "assignee", "priority", "id"),
+        # Migration 0007: list_tasks and next_task by workstream; an imported issue found by its URL.
+        Index(None, "project_id", "workstream", "id"),
+        Index(None, "source_url", unique=True),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -114,6 +118,9 @@ class Task(Base):
     created_by: Mapped[str] = mapped_column(String(100))
     # Bumped by every change; update_task's expected_version compares against it.
     version: Mapped[int] = mapped_column(Integer, default=1)
+    # Migration 0007: the board inside the project (None: none), and the issue an import made it from.
+    workstream: Mapped[str | None] = mapped_column(String(40))
+    source_url: Mapped[str | None] = mapped_column(String(500))
 
 
 class TaskCount(Base):
@@ -160,6 +167,20 @@ class Dependency(Base):
 
     task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), primary_key=True)
     blocker_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), primary_key=True)
+
+
+class CheckItem(Base):
+    """One acceptance criterion or plan step of a task (migration 0007), ticked with who and when."""
+
+    __tablename__ = "task_checklist"
+    __table_args__ = (CheckConstraint("kind IN ('criteria', 'plan')", name="kind"),)
+
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(10), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    text: Mapped[str] = mapped_column(String(300))
+    done_at: Mapped[datetime | None] = mapped_column(DateTime)
+    done_by: Mapped[str | None] = mapped_column(String(100))
 
 
 class Comment(Base):

@@ -32,17 +32,20 @@ from ..rules import (
     check_name,
     check_status,
     check_text,
+    check_workstream,
     format_task_id,
     parse_date,
     parse_project_key,
     parse_task_id,
     priority_rank,
 )
+from .checklists import check_doc, checklist_rows, checklists_of
 from .graph import find_cycle
 from .history import Recorder, iso
 from .queries import find_project, find_task
 from .rows import task_row
-from .schema import Activity, Comment, Dependency, Label, Project, Task
+from .schema import Activity, CheckItem, Comment, Dependency, Label, Project, Task
+from .sources import source_url
 
 _tasks, _projects = Task.__table__, Project.__table__
 
@@ -136,8 +139,12 @@ def _task_fields(session: Connection, task: Any, key: str, refs: dict[int, str])
     row = task_row(
         task, key, full=True, labels=list(labels), parent=refs.get(task.parent_id) if task.parent_id else None
     )
+    lists = checklists_of(session, [task.id]).get(task.id, {})
     return TaskDoc(
         **row.model_dump(exclude={"created_at", "updated_at"}),
+        source_url=task.source_url,
+        criteria=[check_doc(e) for e in lists.get("criteria", [])],
+        plan=[check_doc(e) for e in lists.get("plan", [])],
         created_at=row.created_at or "",
         created_by=task.created_by,
         updated_at=row.updated_at or "",
@@ -384,6 +391,7 @@ def import_document(
     project_id = session.scalar(insert(_projects).values(**project).returning(_projects.c.id))
     made: dict[str, SimpleNamespace] = {}
     values: list[dict[str, Any]] = []
+    urls: dict[str, str] = {}
     for index, item in enumerate(items):
         where = f"tasks[{index}]"
         task = dict(
@@ -400,6 +408,8 @@ def import_document(
             created_by=check_name(item.created_by, field=f"{where}.created_by"),
             version=_in_range(item.version, 1, MAX_VERSION, f"{where}.version"),
             parent_id=None,
+            workstream=check_workstream(item.workstream),
+            source_url=source_url(session, item.source_url, where, urls),
         )
         values.append(task)
         made[renamed(item.id)] = SimpleNamespace(number=task["number"], version=task["version"])
@@ -423,6 +433,7 @@ def import_document(
     labels: list[dict[str, Any]] = []
     dependencies: list[dict[str, int]] = []
     comments: list[dict[str, Any]] = []
+    checks: list[dict[str, Any]] = []
     for index, item in enumerate(items):
         task = made[renamed(item.id)]
         where = f"tasks[{index}]"
@@ -431,6 +442,8 @@ def import_document(
             parent_of.append({"t_id": task.id, "p_id": parent.id})
             parents[task.id] = [parent.id]
         labels += [{"task_id": task.id, "label": label} for label in check_labels(item.labels)]
+        checks += checklist_rows(task.id, "criteria", item.criteria, where, _moment)
+        checks += checklist_rows(task.id, "plan", item.plan, where, _moment)
         for blocker_id in dict.fromkeys(item.blocked_by):
             blocker = resolve(blocker_id, f"{where}.blocked_by")
             if blocker.id == task.id:
@@ -484,6 +497,7 @@ def import_document(
         (Label.__table__, labels),
         (Dependency.__table__, dependencies),
         (Comment.__table__, comments),
+        (CheckItem.__table__, checks),
     ):
         if rows:
             session.execute(insert(table), rows)

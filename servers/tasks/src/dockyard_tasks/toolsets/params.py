@@ -14,4 +14,4 @@ ExpectedVersion = Annotated[
     int | None,
     Field(description="The version you read; if the task moved on, a conflict says what changed."),
 ]
-Force = Annotated[bool, Field(description="Close (done) even with open blockers.")]
+Force = Annotated[bool, Field(description="Close (done) despite open blockers/criteria.")]

@@ -17,7 +17,7 @@ from dockyard_shared.toolsets import ToolRegistrar
 
 from ..actors import Actors
 from ..models import ChangePage, NextTask, ProjectExport, ProjectList, TaskDetail, TaskPage
-from ..rules import check_status, parse_date, parse_project_key, parse_task_id
+from ..rules import check_status, check_workstream, parse_date, parse_project_key, parse_task_id
 from .params import ProjectKey, Status, TaskId
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
         project: Annotated[str, Field(description="A project key, e.g. WEB.")] = "",
         statuses: Annotated[list[Status], Field(description="Any of these (with status).")] = [],  # noqa: B006
         label: str = "",
+        workstream: str = "",
         text: Annotated[str, Field(description="Words in the title or description.", max_length=200)] = "",
         due_before: Annotated[str, Field(description="YYYY-MM-DD, exclusive.")] = "",
         due_after: Annotated[str, Field(description="YYYY-MM-DD, exclusive.")] = "",
@@ -85,6 +86,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
             blocking=parse_task_id(blocking) if blocking else None,
             blocked_by=parse_task_id(blocked_by) if blocked_by else None,
             sort=sort,
+            workstream=check_workstream(workstream),
         )
         page = await run_in_thread(
             lambda: store.list_tasks(query, limit=limit, full=fields == "full", cursor=cursor or None)
@@ -107,16 +109,17 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
     async def next_task(
         assignee: Annotated[str, Field(description="Whose next task (default: you).")] = "",
         project: Annotated[str, Field(description="Only this project.")] = "",
+        workstream: str = "",
     ) -> NextTask:
         """Pick the task to work on next: the highest-priority todo task with no open blocker.
 
         Use when: deciding what to start.
         Not for: listing a backlog (list_tasks sort=priority).
-        Returns: task (or null), reason (why it was picked), in_progress, skipped_blocked.
+        Returns: task (or null), reason, in_progress, skipped_blocked, unchecked_criteria, next_step.
         Limits: ties go to the earliest due date, then the oldest task.
         """
         who = assignee or actors.current()
-        return await run_in_thread(lambda: store.next_task(who, project or None))
+        return await run_in_thread(lambda: store.next_task(who, project or None, workstream or None))
 
     @tools.tool(annotations=READ_ONLY)
     async def changes_since(

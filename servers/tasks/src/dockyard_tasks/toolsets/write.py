@@ -5,7 +5,7 @@ needs them: the store may open after ``initialize`` (``opening.py``), and its pa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastmcp import Context
 from fastmcp.dependencies import CurrentContext
@@ -20,10 +20,12 @@ from ..actors import Actors
 from ..drafts import TaskChanges, TaskDraft
 from ..models import (
     BatchResult,
+    ChecklistResult,
     CommentResult,
     DeleteResult,
     DependencyResult,
     ImportResult,
+    MoveResult,
     ProjectInfo,
     TaskRow,
     UpdateResult,
@@ -99,6 +101,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
         due: Due = "",
         parent: Annotated[str, Field(description="Parent task id: this becomes its subtask.")] = "",
         blocked_by: Annotated[list[str], Field(description="Task ids this waits on.")] = [],  # noqa: B006
+        workstream: str = "",
     ) -> TaskRow:
         """Create one task.
 
@@ -118,6 +121,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
             due=due or None,
             parent=parent or None,
             blocked_by=blocked_by,
+            workstream=workstream or None,
         )
         actor = actors.current()
         return (await run_in_thread(lambda: store.create_task(draft, actor=actor))).task
@@ -155,7 +159,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
         Use when: editing a task; pass expected_version so nobody's change is overwritten.
         Not for: status alone (update_task_status), comments, blockers.
         Returns: the task, changed (field names), version.
-        Limits: status changes follow the allowed transitions; done needs its blockers closed or force.
+        Limits: status changes follow the allowed transitions; done needs blockers closed or force.
         """
         changes = TaskChanges(
             title=title,
@@ -234,6 +238,53 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
         """
         actor = actors.current()
         return await run_in_thread(lambda: store.remove_dependency(task_id, blocked_by, actor=actor))
+
+    @tools.tool(annotations=ADDITIVE)
+    async def update_checklist(
+        task_id: TaskId,
+        kind: Literal["criteria", "plan"],
+        items: Annotated[
+            list[str] | None, Field(description="Replaces the list (ticks kept by text).")
+        ] = None,
+        check: list[int] = [],  # noqa: B006
+        uncheck: list[int] = [],  # noqa: B006
+    ) -> ChecklistResult:
+        """Set (items) or tick (check=[n]) a task's acceptance criteria or plan steps.
+
+        Use when: defining done, planning, ticking one met.
+        Not for: the description.
+        Returns: items (n, text, done, done_by, done_at), unchecked.
+        Limits: ≤ 50 items, ≤ 300 characters each.
+        """
+        actor = actors.current()
+        return await run_in_thread(
+            lambda: store.update_checklist(
+                task_id,
+                kind,
+                actor=actor,
+                items=items,
+                check=check,
+                uncheck=uncheck,
+            )
+        )
+
+    @tools.tool(annotations=ADDITIVE)
+    async def move_tasks(
+        task_ids: list[str],
+        project: ProjectKey | None = None,
+        workstream: Annotated[str | None, Field(description='"" clears.')] = None,
+    ) -> MoveResult:
+        """Move tasks, each with all its subtasks, to another project and/or workstream.
+
+        Use when: reorganising; links, comments, checklists, history follow.
+        Not for: other fields.
+        Returns: moved ({from, to}; renumbered in a new project), count.
+        Limits: ≤ 50 ids, ≤ 500 tasks in all.
+        """
+        actor = actors.current()
+        return await run_in_thread(
+            lambda: store.move_tasks(task_ids, actor=actor, project=project, workstream=workstream)
+        )
 
     @tools.tool(annotations=ADDITIVE)
     async def import_project(
