@@ -15,7 +15,7 @@ from dockyard_shared.warmup import after_initialize
 from . import prompts, resources
 from .context import GitContext
 from .roots import ClientRootsMiddleware
-from .settings import GITHUB, READ, REMOTE, WRITE, Settings, writes_served
+from .settings import GITHUB, MERGING, READ, REMOTE, TAGS, WORKTREES, WRITE, Settings, writes_served
 from .toolsets import read
 
 __all__ = ["create_server"]
@@ -40,6 +40,9 @@ def create_server(settings: Settings) -> FastMCP:
             REMOTE: lambda registrar: _toolset("remote").register(
                 registrar, git, writes=writes_served(settings.exposure)
             ),
+            WORKTREES: lambda registrar: _toolset("worktrees").register(registrar, git),
+            MERGING: lambda registrar: _toolset("merging").register(registrar, git),
+            TAGS: lambda registrar: _toolset("tags").register(registrar, git),
         },
         unavailable=None
         if settings.github_token
