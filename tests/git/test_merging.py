@@ -3,6 +3,7 @@ skip / abort, consent for rewriting published history, and hostile repositories 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from dockyard_shared.toolsets import Exposure
@@ -193,6 +194,16 @@ async def test_no_editor_hook_driver_or_signing_program_of_the_repository_runs(r
     markers.mkdir()
     diverge(repo)
     plant(repo, markers)
+    # Plain git runs what was planted (a copy, so the server's repository is untouched).
+    plain = tmp_path / "plain"
+    shutil.copytree(repo, plain, symlinks=True)
+    git(plain, "config", "merge.evil.driver", f"touch {markers}/merge-driver; false")
+    git(plain, "config", "commit.gpgSign", "false")
+    git(plain, "config", "core.hooksPath", str(plain / ".git" / "hooks"))
+    git(plain, "merge", "--no-edit", "side", check=False)
+    assert {"merge-driver"} <= {p.name for p in markers.iterdir()}
+    shutil.rmtree(markers)
+    markers.mkdir()
     async with open_session(server(repo), era=era) as session:
         stopped = (await session.call_ok("git_merge", {"revision": "side"})).data
         (repo / "notes.txt").write_text("one\nBOTH\nthree\n")
@@ -235,3 +246,35 @@ async def test_merging_over_stdio(repo):
     async with open_session(launch) as session:
         result = (await session.call_ok("git_merge", {"revision": "feature", "fast_forward": "only"})).data
     assert result["state"] == "done" and result["commits"][0]["subject"] == "empty feature"
+
+
+async def test_a_refused_fast_forward_says_what_to_do_and_changes_nothing(repo, era):
+    before, _ = diverge(repo)
+    async with open_session(server(repo), era=era) as session:
+        refused = await session.call_error("git_merge", {"revision": "side", "fast_forward": "only"})
+    assert "nothing was changed" in refused and "fast_forward='allow'" in refused
+    assert head(repo) == before
+
+
+async def test_every_merging_tool_refuses_a_repository_reading_outside_the_roots(tmp_path, era):
+    from tests.git.test_safety import plant_reader, secret_repository
+
+    private, secret = secret_repository(tmp_path / "private")
+    planted = tmp_path / "root" / "planted"
+    plant_reader(planted, private, secret, "commondir")
+    make_repo(tmp_path / "root" / "normal")
+    calls = [
+        ("git_merge", {"revision": secret}),
+        ("git_rebase", {"onto": secret}),
+        ("git_cherry_pick", {"commits": [secret]}),
+        ("git_revert", {"action": "abort"}),
+        ("git_worktrees", {}),
+        ("git_worktree_add", {"path": "../wt", "branch": "main"}),
+        ("git_tag_create", {"name": "t", "message": "m"}),
+        ("git_tag_verify", {"name": "t"}),
+    ]
+    exposure = Exposure().enabling("merging").enabling("worktrees").enabling("tags")
+    async with open_session(make_server(tmp_path / "root", exposure=exposure), era=era) as session:
+        errors = [await session.call_error(name, {**args, "repo_path": str(planted)}) for name, args in calls]
+    assert all(e.startswith("Error (permission_denied)") and "TOP SECRET" not in e for e in errors), errors
+    assert not (tmp_path / "root" / "wt").exists()

@@ -191,3 +191,32 @@ async def test_an_ssh_signed_tag_verifies_against_the_operators_allowed_signers(
     )
     assert not unsigned["valid"] and "not signed" in unsigned["details"]
     assert list(markers.iterdir()) == []
+
+
+async def test_a_linked_worktrees_own_config_is_neutralised_like_the_main_one(tmp_path, era):
+    repo = make_repo(tmp_path / "project")
+    target = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(target))
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    git(repo, "config", "extensions.worktreeConfig", "true")
+    (repo / ".git" / "worktrees" / "wt" / "config.worktree").write_text(
+        f"[core]\n\tfsmonitor = touch {markers}/fsmonitor\n\thooksPath = {markers}\n"
+    )
+    (target / "README.md").write_text("changed\n")
+    git(target, "status", "--porcelain")  # plain git runs the worktree's fsmonitor
+    assert [p.name for p in markers.iterdir()] == ["fsmonitor"]
+    (markers / "fsmonitor").unlink()
+    async with open_session(server(tmp_path), era=era) as session:
+        status = (await session.call_ok("git_status", {"repo_path": str(target)})).data
+        listed = (await session.call_ok("git_worktrees", {"repo_path": str(target)})).data
+    assert status["branch"] == "side" and [c["path"] for c in status["unstaged"]] == ["README.md"]
+    assert len(listed["worktrees"]) == 2 and list(markers.iterdir()) == []
+
+
+async def test_a_worktree_made_inside_a_served_repository_after_the_scan_is_served_by_its_path(repo, era):
+    async with open_session(server(repo), era=era) as session:
+        await session.call_ok("git_status")  # the repositories are scanned and kept
+        git(repo, "worktree", "add", "-q", "-b", "inner", str(repo / ".worktrees" / "inner"))
+        status = (await session.call_ok("git_status", {"repo_path": ".worktrees/inner"})).data
+    assert status["branch"] == "inner" and status["repository"] == str(repo / ".worktrees" / "inner")

@@ -280,9 +280,9 @@ class Integration:
                 + ", or 'abort'.",
             )
         if output is not None and output.returncode != 0:
+            said = _tail(output.stderr or output.text)
             raise Conflict(
-                f"git {operation} failed: {_tail(output.stderr or output.text)}",
-                next_step="Check git_status; untracked files in the way must be moved by the user.",
+                f"git {operation} failed, nothing was changed: {said}", next_step=_after_failure(said)
             )
         if started and head == before:
             return IntegrationResult(
@@ -299,6 +299,19 @@ class Integration:
             next_step="Review with git_log or git_diff; publish with git_push if the user wants.",
             commits=made,
         )
+
+
+def _after_failure(said: str) -> str:
+    lowered = said.lower()
+    if "fast-forward" in lowered:
+        return "The branches have diverged: merge with fast_forward='allow', or rebase."
+    if "would be overwritten" in lowered or "untracked" in lowered:
+        return "Untracked files are in the way: ask the user to move or commit them, then call again."
+    if "unrelated histories" in lowered:
+        return "The histories share no commit; this server does not merge unrelated histories."
+    if "empty" in lowered:
+        return "The change is already there: nothing to apply."
+    return "Check git_status and git_log, then call again or ask the user."
 
 
 def _tail(text: str) -> str:
