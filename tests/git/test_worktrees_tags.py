@@ -186,9 +186,11 @@ async def test_an_ssh_signed_tag_verifies_against_the_operators_allowed_signers(
     async with open_session(server(repo, tag_signatures=signatures), era=era) as session:
         signed = (await session.call_ok("git_tag_verify", {"name": "v3"})).data
         unsigned = (await session.call_ok("git_tag_verify", {"name": "v1.0"})).data
-    assert (
-        signed["valid"] and "ada@example.com" in signed["details"] and "<untrusted-data" in signed["details"]
-    )
+    async with open_session(server(repo, tag_signatures=TagSignatures(("gpg",))), era=era) as session:
+        other = await session.call_error("git_tag_verify", {"name": "v3"})
+    assert "signed with ssh" in other and "--tag-signatures ssh" in other
+    assert signed["valid"] and signed["format"] == "ssh" and "<untrusted-data" in signed["details"]
+    assert "ada@example.com" in signed["details"]
     assert not unsigned["valid"] and "not signed" in unsigned["details"]
     assert list(markers.iterdir()) == []
 

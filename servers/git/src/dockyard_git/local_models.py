@@ -43,7 +43,7 @@ class IntegrationResult(BaseModel):
     message: str
     next_step: str
     head: str | None = None
-    commits: list[Commit] = Field([], description="commits made, newest first (up to 20)")
+    commits: list[Commit] = Field([], description="commits the branch gained, newest first (up to 20)")
     conflicts: list[ConflictFile] = []
     conflicts_total: int = 0
     truncated: bool = Field(False, description="the conflict report was cut; the note says where")

@@ -213,14 +213,15 @@ class Integration:
         """Stage every conflicted file whose markers are gone (or that was deleted); the rest stay."""
         still = []
         for path, (_, submodule) in unmerged(self.plumbing, repo).items():
-            relative = self.plumbing.repositories.relative_path(repo, path)
-            full = os.path.join(str(repo.work_tree), relative)
+            # Refuses a path leading out of the repository; the path itself (a link too) is what is staged.
+            self.plumbing.repositories.relative_path(repo, path)
+            full = os.path.join(str(repo.work_tree), path)
             if submodule:
                 still.append(path)
             elif not os.path.lexists(full):
-                self.plumbing.git(repo, "rm", "--cached", "--quiet", "--", relative)
+                self.plumbing.git(repo, "rm", "--cached", "--quiet", "--", path)
             elif os.path.islink(full) or not has_markers(_read_small(full, 4_000_000) or ""):
-                self.plumbing.git(repo, "add", "--", relative)
+                self.plumbing.git(repo, "add", "--", path)
             else:
                 still.append(path)
         return still

@@ -100,6 +100,26 @@ class Tags:
                 valid=False,
                 details="A lightweight tag: it carries no signature.",
             )
+        body = self.plumbing.git(repo, "cat-file", "tag", f"refs/tags/{name}", max_bytes=1_000_000).text
+        fmt = (
+            "ssh"
+            if "-----BEGIN SSH SIGNATURE-----" in body
+            else "gpg"
+            if "-----BEGIN PGP SIGNATURE-----" in body
+            else None
+        )
+        if fmt is None:
+            return TagVerification(
+                repository=str(repo.path),
+                tag=name,
+                valid=False,
+                details="The tag is not signed (or not by gpg or ssh).",
+            )
+        if fmt not in self.signatures.formats:
+            raise PermissionDenied(
+                f"The tag is signed with {fmt}, whose verification the operator has not enabled.",
+                next_step=f"Tell the user: add --tag-signatures {fmt} when starting dockyard-git.",
+            )
         entries: list[tuple[str, str]] = []
         env: dict[str, str] = {}
         if "gpg" in self.signatures.formats:
@@ -119,14 +139,6 @@ class Tags:
             extra_env=env,
         )
         report = (output.stderr or output.text).strip()
-        lowered = report.lower()
-        fmt = (
-            "ssh"
-            if "ssh" in lowered and "gpg" not in lowered
-            else ("gpg" if "gpg" in lowered or "goodsig" in lowered else None)
-        )
-        if "no signature found" in lowered:
-            report, fmt = "The tag is not signed.", None
         return TagVerification(
             repository=str(repo.path),
             tag=name,
