@@ -278,3 +278,18 @@ async def test_every_merging_tool_refuses_a_repository_reading_outside_the_roots
         errors = [await session.call_error(name, {**args, "repo_path": str(planted)}) for name, args in calls]
     assert all(e.startswith("Error (permission_denied)") and "TOP SECRET" not in e for e in errors), errors
     assert not (tmp_path / "root" / "wt").exists()
+
+
+async def test_a_conflicted_file_replaced_by_a_link_out_of_the_roots_is_never_read_or_staged(tmp_path, era):
+    repo = make_repo(tmp_path / "root" / "project")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("<<<<<<< ours\nTOP SECRET\n=======\nx\n>>>>>>> theirs\n")
+    diverge(repo)
+    async with open_session(server(tmp_path / "root"), era=era) as session:
+        await session.call_ok("git_merge", {"revision": "side"})
+        (repo / "notes.txt").unlink()
+        (repo / "notes.txt").symlink_to(secret)
+        refused = await session.call_error("git_merge", {"action": "continue"})
+        aborted = (await session.call_ok("git_merge", {"action": "abort"})).data
+    assert refused.startswith("Error (permission_denied)") and "TOP SECRET" not in refused
+    assert aborted["state"] == "aborted" and secret.read_text().startswith("<<<<<<< ours")

@@ -222,3 +222,60 @@ async def test_a_worktree_made_inside_a_served_repository_after_the_scan_is_serv
         git(repo, "worktree", "add", "-q", "-b", "inner", str(repo / ".worktrees" / "inner"))
         status = (await session.call_ok("git_status", {"repo_path": ".worktrees/inner"})).data
     assert status["branch"] == "inner" and status["repository"] == str(repo / ".worktrees" / "inner")
+
+
+ODD_VALUES = [
+    "",
+    " ",
+    "\x00",
+    "\n",
+    "a\x00b",
+    "é" * 50,
+    "\ud800",
+    "x" * 200_000,
+    "../" * 50,
+    "HEAD~99999",
+    "@{-1}",
+]
+STRING_ARGUMENTS = {
+    "git_worktree_add": ("path", "branch", "start_point"),
+    "git_worktree_remove": ("path",),
+    "git_merge": ("revision", "message"),
+    "git_rebase": ("onto",),
+    "git_tag_create": ("name", "message", "revision"),
+    "git_tag_delete": ("name",),
+    "git_tag_verify": ("name",),
+}
+BASE = {
+    "git_worktree_add": {"path": "../x", "branch": "fresh", "create": True},
+    "git_worktree_remove": {"path": "../x"},
+    "git_merge": {"revision": "HEAD"},
+    "git_rebase": {"onto": "HEAD"},
+    "git_tag_create": {"name": "t", "message": "m"},
+    "git_tag_delete": {"name": "v1.0"},
+    "git_tag_verify": {"name": "v1.0"},
+}
+
+
+async def test_odd_strings_in_every_argument_get_a_model_facing_answer_never_an_internal_error(tmp_path):
+    repo = make_repo(tmp_path / "project")
+    exposure = Exposure().enabling("merging").enabling("worktrees").enabling("tags")
+    async with open_session(make_server(tmp_path, exposure=exposure), elicit=lambda message: None) as session:
+        for tool, names in STRING_ARGUMENTS.items():
+            for name in names:
+                for value in ODD_VALUES:
+                    arguments = {**BASE[tool], name: value, "repo_path": str(repo)}
+                    outcome = await session.call(tool, arguments)
+                    assert "internal" not in outcome.text.lower()[:40] and "Traceback" not in outcome.text, (
+                        tool,
+                        name,
+                        value[:20],
+                        outcome.text[:300],
+                    )
+        for tool in ("git_cherry_pick", "git_revert"):
+            for commits in ([], ["HEAD"] * 51, ["x" * 300], ["\x00"], ["-x"]):
+                outcome = await session.call(tool, {"commits": commits, "repo_path": str(repo)})
+                assert outcome.is_error and "internal" not in outcome.text.lower()[:40], outcome.text[:300]
+    assert git(repo, "status", "--porcelain") == ""
+    # A valid odd value may make a worktree (a branch named 'ééé…' is valid); never outside the root.
+    assert all(line.startswith(str(tmp_path)) for line in git(repo, "worktree", "list").splitlines())

@@ -119,8 +119,8 @@ class Integration:
         mode = {"allow": "--ff", "only": "--ff-only", "never": "--no-ff"}[fast_forward]
         args = ["merge", "--no-edit", "--no-verify", "--no-stat", mode, *_COMMON]
         if message is not None:
-            if not message.strip() or len(message) > 10_000:
-                raise InvalidArgument("message must be 1 to 10,000 characters.")
+            if not message.strip() or len(message) > 10_000 or "\x00" in message:
+                raise InvalidArgument("message must be 1 to 10,000 characters, without NUL.")
             args += ["-m", message]
         output = self._git(repo, *args, "--end-of-options", revision.strip())
         return self._outcome(repo, "merge", head, output, started=True)

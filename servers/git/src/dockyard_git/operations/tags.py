@@ -42,9 +42,9 @@ class Tags:
 
     def create(self, repo: Repository, name: str, message: str, revision: str | None) -> TagResult:
         name = self._name(repo, name)
-        if not message.strip() or len(message) > _MAX_MESSAGE:
+        if not message.strip() or len(message) > _MAX_MESSAGE or "\x00" in message:
             raise InvalidArgument(
-                f"message must be 1 to {_MAX_MESSAGE:,} characters (an annotated tag needs one)."
+                f"message must be 1 to {_MAX_MESSAGE:,} characters without NUL (an annotated tag needs one)."
             )
         if self._exists(repo, name):
             raise Conflict(
