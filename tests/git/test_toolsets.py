@@ -39,9 +39,19 @@ def server(repo, *flags: str, token: str | None = None, monkeypatch=None):
         (
             ("--toolsets", "all"),
             TOKEN,
-            READ_TOOLS | WRITE_TOOLS | GITHUB_TOOLS | REMOTE_TOOLS | WORKTREE_TOOLS | MERGING_TOOLS | TAG_TOOLS,
+            READ_TOOLS
+            | WRITE_TOOLS
+            | GITHUB_TOOLS
+            | REMOTE_TOOLS
+            | WORKTREE_TOOLS
+            | MERGING_TOOLS
+            | TAG_TOOLS,
         ),
-        (("--toolsets", "default,worktrees,merging,tags"), None, READ_TOOLS | WORKTREE_TOOLS | MERGING_TOOLS | TAG_TOOLS),
+        (
+            ("--toolsets", "default,worktrees,merging,tags"),
+            None,
+            READ_TOOLS | WORKTREE_TOOLS | MERGING_TOOLS | TAG_TOOLS,
+        ),
         (("--allow-write", "--read-only"), TOKEN, READ_TOOLS | GITHUB_TOOLS),
         (("--tools", "git_commit,git_add"), None, READ_TOOLS | {"git_commit", "git_add"}),
         (("--toolsets", "github", "--exclude-tools", "github_issue"), TOKEN, GITHUB_TOOLS - {"github_issue"}),

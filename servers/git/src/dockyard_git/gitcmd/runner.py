@@ -60,6 +60,7 @@ from .bare import BareCheck
 from .config_files import ConfigReader
 from .integration import integration_environment
 from .layout import EMPTY_HOME, Layout, Layouts, listing_environment
+from .locks import SharedExclusive
 from .network import NetworkAccess, appended_config, network_environment
 from .process import ProcessLimits, run_bounded, running_processes
 from .slots import GitSlots
@@ -149,47 +150,6 @@ def _without_submodules(args: Sequence[str]) -> list[str]:
     return [command, *flags, *rest]
 
 
-class _SharedExclusive:
-    """A readers-writer lock that lets a waiting writer in before new readers."""
-
-    def __init__(self) -> None:
-        self._condition = threading.Condition()
-        self._readers = 0
-        self._writing = False
-        self._waiting_writers = 0
-
-    @contextmanager
-    def shared(self) -> Iterator[None]:
-        with self._condition:
-            while self._writing or self._waiting_writers:
-                self._condition.wait()
-            self._readers += 1
-        try:
-            yield
-        finally:
-            with self._condition:
-                self._readers -= 1
-                if not self._readers:
-                    self._condition.notify_all()
-
-    @contextmanager
-    def exclusive(self) -> Iterator[None]:
-        with self._condition:
-            self._waiting_writers += 1
-            try:
-                while self._writing or self._readers:
-                    self._condition.wait()
-            finally:
-                self._waiting_writers -= 1
-            self._writing = True
-        try:
-            yield
-        finally:
-            with self._condition:
-                self._writing = False
-                self._condition.notify_all()
-
-
 class GitRunner:
     def __init__(
         self,
@@ -221,7 +181,7 @@ class GitRunner:
         self.is_bare = BareCheck(
             ConfigReader(git=self.git, timeout_s=timeout_s, limits=self.limits, slots=self.slots.local)
         )
-        self._repository_locks: dict[str, _SharedExclusive] = {}
+        self._repository_locks: dict[str, SharedExclusive] = {}
         self._lock = threading.Lock()
         self._held = threading.local()  # the git dirs whose lock this thread holds (see holding())
         self._exec_path = self._gatekeeper()
@@ -338,9 +298,9 @@ class GitRunner:
     def command(self, args: Sequence[str]) -> list[str]:
         return [self.git, "--no-pager", "--no-replace-objects", *args]
 
-    def _repository_lock(self, git_dir: Path) -> _SharedExclusive:
+    def _repository_lock(self, git_dir: Path) -> SharedExclusive:
         with self._lock:
-            return self._repository_locks.setdefault(str(git_dir), _SharedExclusive())
+            return self._repository_locks.setdefault(str(git_dir), SharedExclusive())
 
     # -- running ------------------------------------------------------------------------------
 
