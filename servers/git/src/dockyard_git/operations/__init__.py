@@ -7,16 +7,21 @@ follow ``-e``, and author/grep/date filters are ``--opt=value``.
 
 from __future__ import annotations
 
+from functools import cached_property
+from typing import TYPE_CHECKING
+
 from ..gitcmd import GitRunner
 from ..repos import RepositorySet
 from ..settings import Limits, TagSignatures
 from .github_remote import github_remote, github_slug
 from .history import History
-from .integrate import Integration
 from .plumbing import Plumbing
-from .tags import Tags
 from .worktree import Worktree
-from .worktrees import Worktrees
+
+if TYPE_CHECKING:
+    from .integrate import Integration
+    from .tags import Tags
+    from .worktrees import Worktrees
 
 __all__ = ["GitOperations", "History", "Plumbing", "Worktree", "github_remote", "github_slug"]
 
@@ -37,10 +42,28 @@ class GitOperations:
         self.plumbing = Plumbing(repositories, runner, limits)
         self.history = History(self.plumbing)
         self.worktree = Worktree(self.plumbing, self.history)
-        # Linked worktrees, merge/rebase/cherry-pick/revert, annotated tags (each its own module).
-        self.worktrees = Worktrees(self.plumbing)
-        self.integration = Integration(self.plumbing)
-        self.tags = Tags(self.plumbing, signatures)
+        self._signatures = signatures
+
+    # The toolsets off by default (worktrees, merging, tags): imported on first use, as their models take
+    # time to build that a start-up without them need not pay.
+
+    @cached_property
+    def worktrees(self) -> Worktrees:
+        from .worktrees import Worktrees
+
+        return Worktrees(self.plumbing)
+
+    @cached_property
+    def integration(self) -> Integration:
+        from .integrate import Integration
+
+        return Integration(self.plumbing)
+
+    @cached_property
+    def tags(self) -> Tags:
+        from .tags import Tags
+
+        return Tags(self.plumbing, self._signatures)
 
     @property
     def runner(self) -> GitRunner:
