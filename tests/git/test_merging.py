@@ -233,8 +233,17 @@ async def test_a_planted_exec_step_or_strategy_is_never_continued(repo, tmp_path
         todo.write_text("")
         (repo / ".git" / "rebase-merge" / "strategy").write_text("evil\n")
         strategy = await session.call_error("git_rebase", {"action": "continue"})
+        (repo / ".git" / "rebase-merge" / "strategy").unlink()
+        outside = tmp_path / "outside-todo"
+        outside.write_text("SECRET-WORD and more\n")
+        todo.unlink()
+        todo.symlink_to(outside)
+        linked = await session.call_error("git_rebase", {"action": "continue"})
+        todo.unlink()
+        todo.write_text("")
         aborted = (await session.call_ok("git_rebase", {"action": "abort"})).data
-    assert "'exec' step" in refused and "merge strategy 'evil'" in strategy
+    assert "an 'exec' step" in refused and "names 'evil', not one of git's" in strategy
+    assert "leads outside" in linked and "SECRET" not in linked
     assert aborted["state"] == "aborted" and list(markers.iterdir()) == []
 
 

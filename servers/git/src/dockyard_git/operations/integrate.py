@@ -70,7 +70,7 @@ class Integration:
             return "cherry-pick"
         if os.path.exists(f"{git_dir}/REVERT_HEAD"):
             return "revert"
-        todo = _read_small(f"{git_dir}/sequencer/todo")
+        todo = _state(repo, "sequencer/todo")
         if todo is not None:
             first = next((line.split()[0] for line in todo.splitlines() if line.strip()), "pick")
             return "revert" if first == "revert" else "cherry-pick"
@@ -227,27 +227,29 @@ class Integration:
         return still
 
     def _check_instructions(self, repo: Repository) -> None:
-        """Refuse to continue a sequence whose instructions would run a command or an outside strategy."""
-        git_dir = str(repo.git_dir)
+        """Refuse to continue a sequence whose instructions would run a command or an outside strategy.
+        Nothing read here is echoed beyond a known step or a strategy that is a plain name."""
+        refuse = "Ask the user to finish or abort it themselves; or call with action 'abort'."
         for todo in ("rebase-merge/git-rebase-todo", "sequencer/todo"):
-            text = _read_small(f"{git_dir}/{todo}") or ""
-            for line in text.splitlines():
+            for line in (_state(repo, todo) or "").splitlines():
                 word = line.strip().split(maxsplit=1)[0] if line.strip() else "#"
                 if not word.startswith("#") and word not in _SAFE_TODO:
+                    step = f"an '{word}'" if word in ("exec", "x") else "an unknown"
                     raise PermissionDenied(
-                        f"The {todo} of {repo.name} holds a '{clip(word, 20)}' step, which this server never runs.",
-                        next_step="Ask the user to finish or abort it themselves; or call with action 'abort'.",
+                        f"The {todo} of {repo.name} holds {step} step, which this server never runs.",
+                        next_step=refuse,
                     )
         strategies = [
-            (_read_small(f"{git_dir}/rebase-merge/strategy") or "").strip(),
-            (_read_small(f"{git_dir}/rebase-apply/strategy") or "").strip(),
-            *re.findall(r"(?mi)^\s*strategy\s*=\s*(\S+)", _read_small(f"{git_dir}/sequencer/opts") or ""),
+            (_state(repo, "rebase-merge/strategy") or "").strip(),
+            (_state(repo, "rebase-apply/strategy") or "").strip(),
+            *re.findall(r"(?mi)^\s*strategy\s*=\s*(\S+)", _state(repo, "sequencer/opts") or ""),
         ]
         for strategy in filter(None, strategies):
             if strategy.strip('"') not in _BUILTIN_STRATEGIES:
+                name = repr(strategy) if re.fullmatch(r"[\w-]{1,40}", strategy) else "a strategy"
                 raise PermissionDenied(
-                    f"The {repo.name} sequence names the merge strategy {clip(strategy, 40)!r}, not one of git's.",
-                    next_step="Ask the user to finish or abort it themselves; or call with action 'abort'.",
+                    f"The {repo.name} sequence names {name}, not one of git's merge strategies.",
+                    next_step=refuse,
                 )
 
     # -- outcome ------------------------------------------------------------------------------
@@ -318,6 +320,18 @@ def _after_failure(said: str) -> str:
 def _tail(text: str) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return clip(" ".join(lines[-3:]), 600)
+
+
+def _state(repo: Repository, relative: str) -> str | None:
+    """A file of the repository's sequencer state, refused if a link leads it out of the git dir."""
+    path = os.path.join(str(repo.git_dir), relative)
+    git_dir = os.path.realpath(repo.git_dir)
+    if os.path.lexists(path) and not os.path.realpath(path).startswith(git_dir + os.sep):
+        raise PermissionDenied(
+            f"{relative} in the git directory of {repo.name} leads outside it.",
+            next_step="Ask the user to remove it; this server does not continue such a sequence.",
+        )
+    return _read_small(path)
 
 
 def _read_small(path: str, limit: int = 1_000_000) -> str | None:
