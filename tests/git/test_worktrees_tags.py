@@ -279,3 +279,29 @@ async def test_odd_strings_in_every_argument_get_a_model_facing_answer_never_an_
     assert git(repo, "status", "--porcelain") == ""
     # A valid odd value may make a worktree (a branch named 'ééé…' is valid); never outside the root.
     assert all(line.startswith(str(tmp_path)) for line in git(repo, "worktree", "list").splitlines())
+
+
+async def test_parallel_agents_merge_in_their_own_worktrees_without_touching_the_main_one(tmp_path, era):
+    repo = make_repo(tmp_path / "project")
+    exposure = Exposure().enabling("worktrees").enabling("merging")
+    async with open_session(make_server(tmp_path, exposure=exposure), era=era) as session:
+        for name in ("a", "b"):
+            await session.call_ok(
+                "git_worktree_add",
+                {
+                    "path": f"../agent-{name}",
+                    "branch": f"agent-{name}",
+                    "create": True,
+                    "repo_path": str(repo),
+                },
+            )
+            (tmp_path / f"agent-{name}" / f"{name}.txt").write_text(f"{name}\n")
+            git(tmp_path / f"agent-{name}", "add", f"{name}.txt")
+            git(tmp_path / f"agent-{name}", "commit", "-qm", f"work of {name}")
+        merged = (
+            await session.call_ok(
+                "git_merge", {"revision": "agent-a", "repo_path": str(tmp_path / "agent-b")}
+            )
+        ).data
+    assert merged["state"] == "done" and (tmp_path / "agent-b" / "a.txt").exists()
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main" and not (repo / "a.txt").exists()
