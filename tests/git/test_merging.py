@@ -302,3 +302,17 @@ async def test_a_conflicted_file_replaced_by_a_link_out_of_the_roots_is_never_re
         aborted = (await session.call_ok("git_merge", {"action": "abort"})).data
     assert refused.startswith("Error (permission_denied)") and "TOP SECRET" not in refused
     assert aborted["state"] == "aborted" and secret.read_text().startswith("<<<<<<< ours")
+
+
+async def test_a_merge_driver_without_a_command_gets_gits_text_merge_instead_of_failing(repo, era):
+    diverge(repo)
+    (repo / ".gitattributes").write_text("* merge=lazy\n")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-qm", "attributes")
+    git(repo, "config", "merge.lazy.name", "a driver with no command line")
+    plain = git(repo, "merge", "--no-edit", "side", check=False)
+    assert head(repo) == git(repo, "rev-parse", "main").strip() and "Merge" not in plain  # plain git dies
+    async with open_session(server(repo), era=era) as session:
+        stopped = (await session.call_ok("git_merge", {"revision": "side"})).data
+        await session.call_ok("git_merge", {"action": "abort"})
+    assert stopped["state"] == "conflicts" and stopped["conflicts"][0]["hunks"][0]["theirs"] == "SIDE"

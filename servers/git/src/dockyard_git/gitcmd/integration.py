@@ -39,9 +39,16 @@ _FIXED = (
 
 def integration_environment(env: Mapping[str, str], config_names: frozenset[str]) -> dict[str, str]:
     """The runner's environment ``env`` for one merge, rebase, cherry-pick or revert command."""
-    drivers = []
+    # Any merge.<driver>.<key> defines a driver (one without a command line would make git die): each
+    # gets git's text merge as its command.
+    drivers = {}
     for name in sorted(config_names):
         section, _, rest = name.partition(".")
-        if section.lower() == "merge" and rest.rpartition(".")[2].lower() == "driver" and "." in rest:
-            drivers.append((name, _TEXT_MERGE))
-    return {**appended_config(env, [*_FIXED, *drivers]), "GIT_EDITOR": ":", "GIT_SEQUENCE_EDITOR": ":"}
+        driver, dot, _ = rest.rpartition(".")
+        if section.lower() == "merge" and dot and driver:
+            drivers[f"{section}.{driver}.driver"] = _TEXT_MERGE
+    return {
+        **appended_config(env, [*_FIXED, *drivers.items()]),
+        "GIT_EDITOR": ":",
+        "GIT_SEQUENCE_EDITOR": ":",
+    }
