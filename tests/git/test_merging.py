@@ -316,3 +316,36 @@ async def test_a_merge_driver_without_a_command_gets_gits_text_merge_instead_of_
         stopped = (await session.call_ok("git_merge", {"revision": "side"})).data
         await session.call_ok("git_merge", {"action": "abort"})
     assert stopped["state"] == "conflicts" and stopped["conflicts"][0]["hunks"][0]["theirs"] == "SIDE"
+
+
+async def test_a_modify_delete_conflict_is_named_and_resolved_by_deleting(repo, era):
+    git(repo, "checkout", "-qb", "side")
+    (repo / "src" / "app.py").write_text("changed on side\n")
+    git(repo, "commit", "-qam", "side edits app")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "rm", "-q", "src/app.py")
+    git(repo, "commit", "-qm", "main deletes app")
+    async with open_session(server(repo), era=era) as session:
+        stopped = (await session.call_ok("git_merge", {"revision": "side"})).data
+        (repo / "src" / "app.py").unlink()
+        done = (await session.call_ok("git_merge", {"action": "continue"})).data
+    assert stopped["conflicts"][0]["kind"] == "deleted by us" and stopped["conflicts"][0]["hunks"] == []
+    assert done["state"] == "done" and "src/app.py" not in git(repo, "ls-files")
+
+
+async def test_a_rebase_conflict_is_resolved_and_continued_to_the_end(repo, era):
+    diverge(repo)
+    git(repo, "checkout", "-q", "side")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "after the conflict")
+    async with open_session(server(repo), era=era) as session:
+        stopped = (await session.call_ok("git_rebase", {"onto": "main"})).data
+        (repo / "notes.txt").write_text("one\nBOTH\nthree\n")
+        done = (await session.call_ok("git_rebase", {"action": "continue"})).data
+    assert stopped["state"] == "conflicts" and stopped["conflicts"][0]["hunks"][0]["ours"] == "MAIN"
+    assert done["state"] == "done"
+    assert git(repo, "log", "--format=%s", "-3").split("\n")[:3] == [
+        "after the conflict",
+        "side changes two",
+        "main changes two",
+    ]
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "side"
