@@ -16,3 +16,6 @@ READ_TOOLS = {
 WRITE_TOOLS = {"git_add", "git_unstage", "git_commit", "git_create_branch", "git_checkout", "git_stash"}
 GITHUB_TOOLS = {"github_pull_requests", "github_pull_request", "github_issues", "github_issue"}
 REMOTE_TOOLS = {"git_remotes", "git_fetch", "git_pull", "git_push"}
+WORKTREE_TOOLS = {"git_worktrees", "git_worktree_add", "git_worktree_remove", "git_worktree_prune"}
+MERGING_TOOLS = {"git_merge", "git_rebase", "git_cherry_pick", "git_revert"}
+TAG_TOOLS = {"git_tag_create", "git_tag_delete", "git_tag_verify"}

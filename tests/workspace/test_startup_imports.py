@@ -39,6 +39,7 @@ DEFERRED = {
     "griffe": "FastMCP's docstring parsing, for a docstring with sections (ours have none: dockyard_shared.toolsets)",
     "dockyard_git.github_api.models": "the git server's GitHub toolset, served only with a token",
     "dockyard_git.remotes.models": "the git server's remote toolset, off by default (--allow-remote)",
+    "dockyard_git.local_models": "the git server's worktrees, merging and tags toolsets, off by default",
 }
 
 # What a server imports before initialize on purpose, and why (kept short: each entry is start-up time).

@@ -119,7 +119,10 @@ class Workspace:
             slots=slots,
         )
         repositories = RepositorySet(list(roots), runner)
-        return cls(repositories, GitOperations(repositories, runner, settings.limits))
+        return cls(
+            repositories,
+            GitOperations(repositories, runner, settings.limits, settings.tag_signatures),
+        )
 
 
 class GitContext:

@@ -21,7 +21,7 @@ from dockyard_shared import InvalidArgument, NotFound, PermissionDenied, did_you
 
 from .gitcmd import GitRunner
 
-__all__ = ["Repository", "RepositorySet", "validate_revision_text"]
+__all__ = ["Repository", "RepositorySet", "git_dir_of", "validate_revision_text"]
 
 MAX_DEPTH = 3
 MAX_REPOSITORIES = 500
@@ -57,7 +57,7 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def _git_dir_of(work_tree: Path) -> Path | None:
+def git_dir_of(work_tree: Path) -> Path | None:
     """The git directory of a work tree (``.git`` folder, or the target of a ``.git`` file)."""
     marker = work_tree / ".git"
     if marker.is_symlink():
@@ -108,7 +108,7 @@ class RepositorySet:
         pending = [(root, 0)]
         while pending:
             folder, depth = pending.pop()
-            git_dir = _git_dir_of(folder)
+            git_dir = git_dir_of(folder)
             if git_dir is not None and self.allows(git_dir):
                 yield Repository(folder, git_dir, False)
             if depth >= MAX_DEPTH:
@@ -159,7 +159,8 @@ class RepositorySet:
             if not self.allows(real):
                 continue
             containing = [r for r in repositories if _inside(real, r.path)]
-            if not containing:
+            # A linked worktree made inside a served repository since the last scan is a repository too.
+            if not containing or (all(r.path != real for r in containing) and os.path.lexists(real / ".git")):
                 containing = [r for r in self.repositories(refresh=True) if _inside(real, r.path)]
             served = max(containing, key=lambda r: len(r.path.parts)) if containing else None
             # A refused repository nested in a served one is refused, not quietly swapped for its parent.

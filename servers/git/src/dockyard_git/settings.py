@@ -17,6 +17,7 @@ __all__ = [
     "Limits",
     "RemoteSettings",
     "Settings",
+    "TagSignatures",
     "add_arguments",
     "settings_from",
 ]  # and the GitHub reply bounds below
@@ -39,7 +40,22 @@ REMOTE = Toolset(
     read_only=False,
     default=False,
 )
-TOOLSETS = (READ, WRITE, GITHUB, REMOTE)
+WORKTREES = Toolset(
+    "worktrees",
+    "list, add, remove and prune linked worktrees inside the roots",
+    read_only=False,
+    default=False,
+)
+MERGING = Toolset(
+    "merging",
+    "merge, rebase, cherry-pick, revert with continue/skip/abort and a conflict report",
+    read_only=False,
+    default=False,
+)
+TAGS = Toolset(
+    "tags", "create and delete annotated tags; verify signatures if enabled", read_only=False, default=False
+)
+TOOLSETS = (READ, WRITE, GITHUB, REMOTE, WORKTREES, MERGING, TAGS)
 # Served only when the write toolset is on too: they change local branches or the remote.
 REMOTE_WRITES = ("git_pull", "git_push")
 
@@ -87,6 +103,15 @@ class RemoteSettings:
     operator_environment: dict[str, str] | None = field(default=None, repr=False)
 
 
+@dataclass(frozen=True)
+class TagSignatures:
+    """How tag signatures may be verified (--tag-signatures): nothing by default."""
+
+    formats: tuple[str, ...] = ()  # "gpg" (the operator's gpg and keyring), "ssh" (ssh-keygen)
+    gnupg_home: str | None = None  # the operator's $GNUPGHOME at start, else ~/.gnupg
+    allowed_signers: str | None = None  # --ssh-allowed-signers
+
+
 def default_max_git_processes() -> int:
     """One git process per core, and at least two: more only compete for the same cores and add their
     memory. On 2 cores at 32 HTTP clients (bench/load/README.md) 2 slots kept the process tree at 1.1x the
@@ -109,6 +134,7 @@ class Settings:
     max_remote_git_processes: int = 2
     limits: Limits = field(default_factory=Limits)
     remote: RemoteSettings = field(default_factory=RemoteSettings)
+    tag_signatures: TagSignatures = field(default_factory=TagSignatures)
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -154,6 +180,19 @@ def settings_from(args: argparse.Namespace) -> Settings:
         max_git_processes=args.max_git_processes or default_max_git_processes(),
         max_remote_git_processes=args.max_remote_git_processes,
         remote=remote_settings_from(args),
+        tag_signatures=tag_signatures_from(args),
+    )
+
+
+def tag_signatures_from(args: argparse.Namespace) -> TagSignatures:
+    formats = tuple(dict.fromkeys(args.tag_signatures or ()))
+    signers = args.ssh_allowed_signers
+    if "ssh" in formats and not signers:
+        raise InvalidArgument("--tag-signatures ssh needs --ssh-allowed-signers FILE (whose keys to trust).")
+    if signers and not os.path.isfile(signers):
+        raise NotFound(f"--ssh-allowed-signers {signers} is not a file.")
+    return TagSignatures(
+        formats, os.environ.get("GNUPGHOME") or None, os.path.abspath(signers) if signers else None
     )
 
 
@@ -262,6 +301,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="git processes running at once, server-wide; more wait in arrival order within their "
         "--git-timeout (default: the number of cores, at least 2)",
+    )
+    group.add_argument(
+        "--tag-signatures",
+        action="append",
+        choices=("gpg", "ssh"),
+        metavar="FORMAT",
+        help="let git_tag_verify check tag signatures with your gpg keyring or ssh-keygen (repeatable; "
+        "default: never, the repository's gpg settings stay neutralised)",
+    )
+    group.add_argument(
+        "--ssh-allowed-signers",
+        metavar="FILE",
+        help="the allowed-signers file ssh signatures are checked against (with --tag-signatures ssh)",
     )
     add_remote_arguments(parser)
 

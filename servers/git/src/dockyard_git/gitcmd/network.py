@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["NetworkAccess", "network_environment"]
+__all__ = ["NetworkAccess", "appended_config", "network_environment"]
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class NetworkAccess:
         return f"NetworkAccess(protocols={self.protocols!r})"
 
 
-def _appended(environment: Mapping[str, str], entries: Sequence[tuple[str, str]]) -> dict[str, str]:
+def appended_config(environment: Mapping[str, str], entries: Sequence[tuple[str, str]]) -> dict[str, str]:
     """``environment`` (with its GIT_CONFIG_* overrides) with ``entries`` after the ones it has."""
     result = dict(environment)
     count = int(result.get("GIT_CONFIG_COUNT", "0"))
@@ -53,7 +53,7 @@ def network_environment(
             by_key.append((name, value))
     return {
         **network.inherited,
-        **_appended(env, [*by_key, *network.overrides]),
+        **appended_config(env, [*by_key, *network.overrides]),
         **network.variables,
         "GIT_ALLOW_PROTOCOL": ":".join(network.protocols) or "none",
     }

@@ -58,8 +58,10 @@ from dockyard_shared import Conflict, InvalidArgument, LimitExceeded, NotFound, 
 
 from .bare import BareCheck
 from .config_files import ConfigReader
+from .integration import integration_environment
 from .layout import EMPTY_HOME, Layout, Layouts, listing_environment
-from .network import NetworkAccess, network_environment
+from .locks import SharedExclusive
+from .network import NetworkAccess, appended_config, network_environment
 from .process import ProcessLimits, run_bounded, running_processes
 from .slots import GitSlots
 
@@ -99,6 +101,11 @@ _GATEKEEPER = """#!/bin/sh
 # dockyard-git: a git started by git runs only in the repository it was started for. git starts one in a
 # submodule (GIT_DIR=.git) to see whether it is dirty: that one stops here, before reading any config.
 if [ -n "$DOCKYARD_GIT_DIR" ] && [ "$GIT_DIR" = "$DOCKYARD_GIT_DIR" ]; then
+    exec {git} "$@"
+fi
+# git worktree add prepares the new worktree with a git on that worktree's own .git, which it has just written
+# (allowed only for that command, for that one path).
+if [ -n "$DOCKYARD_GIT_NEW_WORKTREE" ] && [ "$GIT_DIR" = "$DOCKYARD_GIT_NEW_WORKTREE" ]; then
     exec {git} "$@"
 fi
 echo "{refusal} (GIT_DIR=$GIT_DIR in $PWD): submodules are never looked into" >&2
@@ -143,47 +150,6 @@ def _without_submodules(args: Sequence[str]) -> list[str]:
     return [command, *flags, *rest]
 
 
-class _SharedExclusive:
-    """A readers-writer lock that lets a waiting writer in before new readers."""
-
-    def __init__(self) -> None:
-        self._condition = threading.Condition()
-        self._readers = 0
-        self._writing = False
-        self._waiting_writers = 0
-
-    @contextmanager
-    def shared(self) -> Iterator[None]:
-        with self._condition:
-            while self._writing or self._waiting_writers:
-                self._condition.wait()
-            self._readers += 1
-        try:
-            yield
-        finally:
-            with self._condition:
-                self._readers -= 1
-                if not self._readers:
-                    self._condition.notify_all()
-
-    @contextmanager
-    def exclusive(self) -> Iterator[None]:
-        with self._condition:
-            self._waiting_writers += 1
-            try:
-                while self._writing or self._readers:
-                    self._condition.wait()
-            finally:
-                self._waiting_writers -= 1
-            self._writing = True
-        try:
-            yield
-        finally:
-            with self._condition:
-                self._writing = False
-                self._condition.notify_all()
-
-
 class GitRunner:
     def __init__(
         self,
@@ -215,7 +181,7 @@ class GitRunner:
         self.is_bare = BareCheck(
             ConfigReader(git=self.git, timeout_s=timeout_s, limits=self.limits, slots=self.slots.local)
         )
-        self._repository_locks: dict[str, _SharedExclusive] = {}
+        self._repository_locks: dict[str, SharedExclusive] = {}
         self._lock = threading.Lock()
         self._held = threading.local()  # the git dirs whose lock this thread holds (see holding())
         self._exec_path = self._gatekeeper()
@@ -332,9 +298,9 @@ class GitRunner:
     def command(self, args: Sequence[str]) -> list[str]:
         return [self.git, "--no-pager", "--no-replace-objects", *args]
 
-    def _repository_lock(self, git_dir: Path) -> _SharedExclusive:
+    def _repository_lock(self, git_dir: Path) -> SharedExclusive:
         with self._lock:
-            return self._repository_locks.setdefault(str(git_dir), _SharedExclusive())
+            return self._repository_locks.setdefault(str(git_dir), SharedExclusive())
 
     # -- running ------------------------------------------------------------------------------
 
@@ -350,13 +316,18 @@ class GitRunner:
         stdin: bytes | None = None,
         magic_pathspecs: bool = False,
         network: NetworkAccess | None = None,
+        integrating: bool = False,
+        extra_config: tuple[tuple[str, str], ...] = (),
+        extra_env: dict[str, str] | None = None,
     ) -> GitOutput:
         """Run git; read at most ``max_bytes`` of stdout, then stop it.
 
         With ``magic_pathspecs``, every path after ``--`` must spell its magic (``:(literal)a``,
         ``:(exclude,literal)b``); otherwise paths are literal whatever they look like. With ``network``,
         the command may reach a remote as the :class:`NetworkAccess` allows (locked as a shared command,
-        with every override).
+        with every override). With ``integrating`` (merge, rebase, cherry-pick, revert), the additions of
+        :mod:`.integration`: no editor, no merge driver of the repository's. ``extra_config`` entries come
+        after every override (the operator's signature verification settings); ``extra_env`` over the rest.
         """
         args = _without_submodules(args)
         if magic_pathspecs:
@@ -382,6 +353,11 @@ class GitRunner:
             env = {**self._environment(git_dir, work_tree), **overrides}
             if magic_pathspecs:
                 del env["GIT_LITERAL_PATHSPECS"]
+            if integrating:
+                env = integration_environment(env, layout.config_names)
+            if extra_config:
+                env = appended_config(env, extra_config)
+            env.update(extra_env or {})
             if network is None:
                 return self._run_process(git_dir, work_tree, args, env, max_bytes, timeout_s, check, stdin)
             env = {
