@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACTORS_ENV",
+    "MANAGE",
     "READ",
     "TOOLSETS",
     "WRITE",
@@ -35,9 +36,17 @@ __all__ = [
     "settings_from",
 ]
 
-READ = Toolset("read", "projects, tasks, the next task, the change feed, exports", read_only=True)
-WRITE = Toolset("write", "create, update, comment, link, import; delete asks the user first", read_only=False)
-TOOLSETS = (READ, WRITE)
+READ = Toolset("read", "list_projects, list_tasks, get_task, next_task", read_only=True)
+WRITE = Toolset("write", "create_task, update_task_status, add_comment", read_only=False)
+# Off by default: every turn's tool listing pays for each tool served, and the everyday job (find, read,
+# start, finish, comment, add a task) needs none of these. `--toolsets all` serves them.
+MANAGE = Toolset(
+    "manage",
+    "update_task, create_tasks, create_project, dependencies, changes_since, export/import; delete asks the user",
+    read_only=False,
+    default=False,
+)
+TOOLSETS = (READ, WRITE, MANAGE)
 
 # A JSON file {"token": "actor", ...}: over HTTP each bearer token acts as its own actor.
 ACTORS_ENV = "DOCKYARD_TASKS_ACTORS"
