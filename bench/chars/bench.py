@@ -96,9 +96,7 @@ class Reading:
 
     @property
     def wire(self) -> int:
-        return (
-            self.instructions + self.listing + sum(c[1] + (c[2] if c[2] != c[1] else 0) for c in self.calls)
-        )
+        return self.instructions + self.listing + sum(c[1] + (c[2] if c[4] else 0) for c in self.calls)
 
 
 class Session:

@@ -241,6 +241,7 @@ def install_peer(folder: Path | None = None) -> Path:
         ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", f"task-master-ai@{PEER_VERSION}"],
         cwd=folder,
         check=True,
+        stdout=sys.stderr,  # npm's summary is not part of the report
     )
     return script
 
