@@ -250,7 +250,11 @@ async def git_jobs(work: Path, peers: bool) -> list[tuple[str, Reading, Reading 
     reading = await measure("dockyard-git", ours, mine, env=env)
     other = None
     if peers:
-        venv = peer_venv("git-peer", [GIT_PEER])
+        try:
+            venv = peer_venv("git-peer", [GIT_PEER])
+        except (OSError, subprocess.CalledProcessError) as error:
+            print(f"{GIT_PEER}: not installed ({error})", file=sys.stderr)
+            return [("git: what changed in the last 3 commits (log + 3 shows)", reading, None, GIT_PEER)]
         other = await measure(
             "mcp-server-git", [str(venv / "bin" / "mcp-server-git"), "--repository", str(repo)], theirs
         )
@@ -286,6 +290,14 @@ async def name_origin_jobs(work: Path, peers: bool) -> list[tuple[str, Reading, 
 # -- report --------------------------------------------------------------------------------------------
 
 JOBS = {"tasks": tasks_jobs, "git": git_jobs, "name-origin": name_origin_jobs}
+# The peers' figures as last measured here (2026-11-28, bench/chars/README.md): shown, marked, for a job
+# whose peer could not be installed or started in this run (no network, --no-peers).
+LAST_MEASURED = {
+    "tasks: what should alice do next (next_task)": 7_220,
+    "tasks: alice's todo list + one task": 45_781,
+    "git: what changed in the last 3 commits (log + 3 shows)": 13_491,
+    "name-origin: 5 names (batch_predict)": 1_328,
+}
 
 
 def table(rows) -> str:
@@ -305,7 +317,12 @@ def table(rows) -> str:
                 f"{peer.text:,} / {peer.structured:,}"
             )
         else:
-            theirs = f"not measured | — | {mine} | — | —"
+            last = LAST_MEASURED.get(name)
+            theirs = (
+                f"{last:,} (last measured, not this run) | {ours.job / last:.2f}× | {mine} | — | —"
+                if last
+                else f"not measured | — | {mine} | — | —"
+            )
         lines.append(f"| {name} | {ours.job:,} | {theirs} |")
     lines += ["", "Peers: " + "; ".join(f"{r[0].split(':')[0]}: {r[3]}" for r in rows), ""]
     lines.append("Per call (text / structured characters):")
