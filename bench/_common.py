@@ -13,6 +13,7 @@ moves. Peak memory is the VmHWM of the server process plus that of each worker p
 
 from __future__ import annotations
 
+import atexit
 import gc
 import json
 import os
@@ -31,12 +32,39 @@ from pathlib import Path
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 ROOT = Path(__file__).resolve().parents[1]
-WORK = ROOT / "bench" / ".work"
+# Where a run's generated data and the peers' installs go: $DOCKYARD_BENCH_WORK (kept, so a next run reuses
+# the installs and databases), else a temporary folder removed when the run ends. Never the checkout: a
+# history or database left there is what the next benchmark (or git status) would then find.
+WORK_ENV = "DOCKYARD_BENCH_WORK"
+_work: Path | None = None
+
+
+def use_work_dir(path: Path | str | None) -> None:
+    """Make ``path`` this run's work folder (a ``--work-dir`` flag); None keeps the default."""
+    global _work
+    if path is not None:
+        _work = Path(path).resolve()
+        _work.mkdir(parents=True, exist_ok=True)
+
+
+def work_dir() -> Path:
+    """This run's work folder (see ``WORK_ENV``), created on first use."""
+    global _work
+    if _work is None:
+        kept = os.environ.get(WORK_ENV)
+        if kept:
+            use_work_dir(kept)
+        else:
+            _work = Path(tempfile.mkdtemp(prefix="dockyard-bench-"))
+            atexit.register(shutil.rmtree, _work, ignore_errors=True)
+    assert _work is not None
+    return _work
 
 
 def peer_venv(name: str, requirements: Sequence[str]) -> Path:
-    """A virtual environment of its own for a peer server (its mcp pin may clash with ours)."""
-    venv = WORK / name
+    """A virtual environment of its own for a peer server (its mcp pin may clash with ours), in the work
+    folder (installed once per run, from uv's cache after the first)."""
+    venv = work_dir() / name
     if not (venv / "bin" / "python").exists():
         subprocess.run(["uv", "venv", "-q", "--python", sys.executable, str(venv)], check=True)
         # Compiled, as ours are: without bytecode a start pays for compiling every module it imports.

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import CLIENTS, ROOT, WORK, Case, client_label, peer_venv, report, run_side_by_side, selected
+from _common import CLIENTS, ROOT, Case, client_label, peer_venv, report, run_side_by_side, selected
 from make_history import DEFAULT_PATH, build
 
 
@@ -48,7 +48,7 @@ async def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--client", choices=CLIENTS, default="python", help="the MCP client that drives both")
     args = parser.parse_args()
-    stale = WORK / "big-history"  # where earlier versions built it, inside the checkout
+    stale = ROOT / "bench" / ".work" / "big-history"  # where earlier versions built it, inside the checkout
     if stale.exists():
         print(
             f"note: remove {stale}: left by an earlier version of this benchmark, it is served as one more "

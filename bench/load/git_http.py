@@ -15,9 +15,10 @@ ours is faster, below 1 for p99 and memory means ours is lower. With ``--rounds`
 per server and level, the round with the median calls/s (use an odd number).
 
 The repository (2,000 commits over 1,000 files, bench/git/make_history.py) is built in a temporary folder
-and removed afterwards; nothing is written inside the checkout but the reference's virtual environment
-(bench/.work/git-peer, as bench/git does). Each server listens on a loopback port the OS chose free, and
-the benchmark checks that the process listening there is the one it started before measuring.
+and removed afterwards, as is the reference's virtual environment (the run's work folder, bench/_common.py);
+nothing is written inside the checkout. Each server binds port 0 (the OS picks a free port as it binds:
+no other program can take it in between), and the benchmark reads the port from that process's listening
+socket (/proc).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import asyncio
 import math
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -113,12 +113,6 @@ class TreeSampler(threading.Thread):
 # --- servers ---------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @dataclass
 class Running:
     label: str
@@ -131,18 +125,17 @@ class Running:
 
 
 def start(label: str, command: list[str], log: Path, timeout: float = 90) -> Running:
-    """Start a server on a port the OS says is free, and wait until *that process* listens on it: another
-    program that took the port in between would otherwise be measured instead (the run then fails)."""
-    port = free_port()
-    command = [part.replace("{port}", str(port)) for part in command]
+    """Start a server on port 0 and wait until *that process* listens: the port the OS gave it is read from
+    its socket (/proc), so no other program can be measured in its place."""
+    command = [part.replace("{port}", "0") for part in command]
     process = subprocess.Popen(
         command, stdout=log.open("wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=str(ROOT)
     )
     deadline = time.monotonic() + timeout
-    while listening_port(process.pid) != port:
+    while (port := listening_port(process.pid)) is None:
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
-            raise SystemExit(f"{label} did not listen on 127.0.0.1:{port}:\n{log.read_text()[-2000:]}")
+            raise SystemExit(f"{label} did not listen on a loopback port:\n{log.read_text()[-2000:]}")
         time.sleep(0.05)
     return Running(label, process, port)
 

@@ -1,6 +1,6 @@
 """The reference mcp-server-git, served over Streamable HTTP by its own SDK (its CLI speaks only stdio).
 
-    bench/.work/git-peer/bin/python bench/load/reference_git_http.py REPO PORT
+    <git-peer venv>/bin/python bench/load/reference_git_http.py REPO PORT   (PORT 0: the OS picks one)
 
 The same server object its console script runs (``create_server``), handed to the SDK's own
 ``run_streamable_http_async`` on 127.0.0.1; nothing of the server is changed.

@@ -3,7 +3,7 @@
     uv run python bench/sqlite/bench.py [--rows 1000000] [--repeat 10]
     uv run python bench/sqlite/bench.py --tables 2000      # list_tables on a database of many tables
 
-The peer needs mcp<2, so it gets its own virtual environment under bench/.work/. Both servers are driven
+The peer needs mcp<2, so it gets its own virtual environment in the run's work folder (a temporary folder, or --work-dir). Both servers are driven
 over stdio by the same SDK client; the report gives median latency per call, the ratio peer/ours (above 1
 means we are faster), response bytes and each server's peak memory.
 """
@@ -20,7 +20,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import CLIENTS, ROOT, WORK, Case, client_label, peer_venv, report, run_side_by_side, selected
+from _common import (
+    CLIENTS,
+    ROOT,
+    Case,
+    client_label,
+    peer_venv,
+    report,
+    run_side_by_side,
+    selected,
+    use_work_dir,
+    work_dir,
+)
 
 AGGREGATE = "SELECT kind, count(*), sum(amount), avg(amount) FROM events GROUP BY kind"
 
@@ -94,10 +105,14 @@ async def main() -> None:
         "--tables", type=int, help="list_tables only, on a database of this many 200-row tables"
     )
     parser.add_argument("--client", choices=CLIENTS, default="python", help="the MCP client that drives both")
+    parser.add_argument(
+        "--work-dir", type=Path, help="keep the databases and the peer here (default: a temporary folder)"
+    )
     args = parser.parse_args()
+    use_work_dir(args.work_dir)
     r = args.repeat
     if args.tables:
-        database = build_many_tables(WORK / f"tables-{args.tables}.db", args.tables)
+        database = build_many_tables(work_dir() / f"tables-{args.tables}.db", args.tables)
         cases = [
             Case("list_tables", ("list_tables", {}), ("list_tables", {}), r),
             Case(
@@ -105,7 +120,7 @@ async def main() -> None:
             ),
         ]
     else:
-        database = build_database(WORK / f"events-{args.rows}.db", args.rows)
+        database = build_database(work_dir() / f"events-{args.rows}.db", args.rows)
         cases = many_rows_cases(database, r)
     await compare(args, database, cases)
 

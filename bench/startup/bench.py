@@ -20,7 +20,8 @@ Every figure is a median of ``--spawns`` spawns, with the process tree's CPU tim
 /proc, which other load barely moves) and the 1-minute load average while it was measured; peak memory
 is VmHWM after the pause (idle). ``--importtime`` adds, per Dockyard server, the modules each phase
 imported (``-X importtime`` split at the initialize reply, tools/list, the pause and each first call).
-The raw samples go to ``bench/.work/startup-<time>.json``.
+The raw samples go to ``startup-<time>.json`` in the work folder: a temporary one removed at the end, or
+``--work-dir DIR`` (kept; the peers' installs and uv caches there are reused).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import argparse
 import http.client
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -43,7 +43,8 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import idle  # noqa: E402
-from _common import ROOT, WORK  # noqa: E402
+from _common import ROOT, use_work_dir, work_dir  # noqa: E402
+from _ports import listening_port  # noqa: E402
 from importtrace import phase_report  # noqa: E402
 from rpc import ServerGone, StdioServer, cpu_seconds, load_average, peak_memory_mb, tool_failed  # noqa: E402
 from subjects import Call, Subject, child_env, subjects  # noqa: E402
@@ -111,24 +112,20 @@ def measure_stdio(case: Case, warm: int, stderr_path: Path) -> dict[str, float]:
         server.close()
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def measure_http(case: Case, stderr_path: Path) -> dict[str, float]:
     load = load_average()
-    port = free_port()
-    command = [*case.subject.command, "--transport", "http", "--port", str(port)]
+    # Port 0: the OS picks a free port as the server binds it (no other program can take it in between);
+    # which one is read from the server's own listening socket while waiting for /health.
+    command = [*case.subject.command, "--transport", "http", "--port", "0"]
     with open(stderr_path, "wb") as stderr:
         started = time.perf_counter()
         process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr, env=child_env(case.subject)
         )
         try:
+            port, health_s = _first_health(started, process)
             sample = {
-                "health_s": _first_health(port, started, process),
+                "health_s": health_s,
                 "health_cpu_s": cpu_seconds(process.pid),
             }
             body = json.dumps(
@@ -169,15 +166,22 @@ def measure_http(case: Case, stderr_path: Path) -> dict[str, float]:
                 process.wait()
 
 
-def _first_health(port: int, started: float, process: subprocess.Popen) -> float:
+def _first_health(started: float, process: subprocess.Popen) -> tuple[int, float]:
+    """(the port ``process`` listens on, seconds from ``started`` to its first /health 200)."""
+    port = None
     while time.perf_counter() - started < 120:
         if process.poll() is not None:
             raise ServerGone(f"dockyard serve all exited with {process.returncode}")
+        if port is None:
+            port = listening_port(process.pid)
+            if port is None:
+                time.sleep(0.005)
+                continue
         try:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
             connection.request("GET", "/health")
             if connection.getresponse().status == 200:
-                return time.perf_counter() - started
+                return port, time.perf_counter() - started
         except OSError:
             time.sleep(0.005)
     raise ServerGone("no /health within 120 s")
@@ -186,7 +190,7 @@ def _first_health(port: int, started: float, process: subprocess.Popen) -> float
 def run_cases(cases: list[Case], args: argparse.Namespace, partial: Path) -> None:
     """Every case once per round, ABBA; the report so far is rewritten to ``partial`` after each round."""
     spawns, warm = args.spawns, args.warm
-    stderr_path = WORK / "startup-stderr.log"
+    stderr_path = work_dir() / "startup-stderr.log"
     # Each uvx launch once, unmeasured: the first builds its cached environment. Each Dockyard server once
     # too, so no column's first sample pays for files the OS has not cached yet.
     primed: set[str] = set()
@@ -351,8 +355,9 @@ def main() -> None:
         metavar="REV",
         help="also run the Dockyard servers from this revision's sources (git archive)",
     )
+    parser.add_argument("--work-dir", type=Path, help="keep generated data, peers and raw samples here")
     args = parser.parse_args()
-    WORK.mkdir(parents=True, exist_ok=True)
+    use_work_dir(args.work_dir)
     fake_url, fake = loopback_fake_nationalize()
     try:
         run(args, fake_url)
@@ -370,12 +375,12 @@ def run(args: argparse.Namespace, fake_url: str | None) -> None:
     if args.importtime:
         for subject in found:
             if subject.kind == "stdio" and subject.label.startswith("dockyard-"):
-                print(phase_report(subject, child_env(subject), ROOT, WORK), flush=True)
+                print(phase_report(subject, child_env(subject), ROOT, work_dir()), flush=True)
     cases = cases_for(found, args.pause_ms / 1000)
     started = time.strftime("%Y-%m-%dT%H-%M-%S")
-    run_cases(cases, args, WORK / f"startup-{started}.md")
+    run_cases(cases, args, work_dir() / f"startup-{started}.md")
     raw = {case.name: {"samples": case.samples, "errors": case.errors} for case in cases}
-    (WORK / f"startup-{started}.json").write_text(json.dumps(raw, indent=1))
+    (work_dir() / f"startup-{started}.json").write_text(json.dumps(raw, indent=1))
     print(report(cases, args))
 
 
@@ -385,7 +390,7 @@ def run_idle_sweep(found: list[Subject]) -> None:
         if subject.kind != "stdio" or not subject.calls or "@" in subject.label:
             continue
         print(f"idle sweep: {subject.label}", file=sys.stderr)
-        sweeps = idle.server_sweeps(subject, child_env(subject), ROOT, WORK / "startup-stderr.log")
+        sweeps = idle.server_sweeps(subject, child_env(subject), ROOT, work_dir() / "startup-stderr.log")
         rows += [(subject.label, call, sweep) for call, sweep in sweeps.items()]
     print(f"load average {load_average():.1f}\n")
     print(idle.report(rows))

@@ -14,17 +14,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, WORK, peer_venv
+from _common import ROOT, peer_venv, work_dir
 
 BIN = Path(sys.executable).parent
-DATA = WORK / "startup-data"  # XDG_DATA_HOME of every server started: the demo database, caches
-CACHE = WORK / "startup-cache"  # XDG_CACHE_HOME of every server started (never the user's own)
+
+
+def data_dir() -> Path:
+    """XDG_DATA_HOME of every server started: the demo database, caches (in the run's work folder)."""
+    return work_dir() / "startup-data"
+
+
+def cache_dir() -> Path:
+    """XDG_CACHE_HOME of every server started (never the user's own)."""
+    return work_dir() / "startup-cache"
+
+
 DEMO_TABLE = "products"
 GIT_PEER = ("mcp-server-git==2026.10.19",)
 SQLITE_PEER = ("mcp-server-sqlite==2025.4.25", "mcp<2")
 # uvx launches with --compile-bytecode build their environment in a cache of their own: uvx compiles only
 # when it creates an environment, so one cache cannot hold both forms.
-COMPILED_UV_CACHE = WORK / "uv-cache-compiled"
+COMPILED_UV_CACHE = "uv-cache-compiled"  # in the work folder
 # The key the loopback fake of nationalize.io accepts (tests/name_origin/fake_nationalize.py): its quota
 # without a key (100 names a day) would run out within one run.
 FAKE_API_KEY = "nat_" + "S3cr3tK3y" * 4
@@ -46,8 +56,8 @@ class Subject:
 
 def child_env(subject: Subject | None = None) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
-    env["XDG_DATA_HOME"] = str(DATA)
-    env["XDG_CACHE_HOME"] = str(CACHE)
+    env["XDG_DATA_HOME"] = str(data_dir())
+    env["XDG_CACHE_HOME"] = str(cache_dir())
     env["FASTMCP_CHECK_FOR_UPDATES"] = "off"
     return {**env, **(subject.env if subject else {})}
 
@@ -57,7 +67,7 @@ def demo_database() -> Path:
     from dockyard_sqlite.demo import ensure_demo_database
     from dockyard_sqlite.settings import default_demo_path
 
-    os.environ["XDG_DATA_HOME"] = str(DATA)
+    os.environ["XDG_DATA_HOME"] = str(data_dir())
     return ensure_demo_database(default_demo_path())
 
 
@@ -124,11 +134,11 @@ def site_packages(venv: Path) -> Path:
 
 
 def export_baseline(revision: str) -> tuple[str, Path]:
-    """Our sources at ``revision`` (``git archive``), compiled, under bench/.work: (short hash, folder)."""
+    """Our sources at ``revision`` (``git archive``), compiled, in the work folder: (short hash, folder)."""
     short = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", revision], capture_output=True, text=True, check=True
     ).stdout.strip()
-    folder = WORK / f"baseline-{short}"
+    folder = work_dir() / f"baseline-{short}"
     if not folder.exists():
         folder.mkdir(parents=True)
         archive = subprocess.run(
@@ -218,7 +228,7 @@ def subjects(args: Any, fake_api: str | None) -> list[Subject]:
 def launcher_subjects(found: list[Subject], repo: str) -> list[Subject]:
     """Each server launched as hosts launch it: with ``uvx``, both without and with ``--compile-bytecode``
     (the git peer from PyPI the same two ways), and with ``uv run --directory`` (this checkout)."""
-    compiled = {"UV_CACHE_DIR": str(COMPILED_UV_CACHE)}
+    compiled = {"UV_CACHE_DIR": str(work_dir() / COMPILED_UV_CACHE)}
     launches: list[Subject] = []
     ours = [s for s in found if s.label.startswith("dockyard-") and "@" not in s.label]
     for subject in ours:

@@ -6,7 +6,7 @@ task-master-ai on the same 10,000 generated tasks.
 
 Part 1 drives dockyard-tasks alone over stdio (the official SDK's ClientSession) and reports the median
 wall time, server CPU time and reply size per call. Part 2 runs dockyard-tasks and task-master-ai 0.43.1
-(installed from npm into bench/.work/, run with `unshare -n`: no network at all, and anonymous telemetry
+(installed from npm into the run's work folder, run with `unshare -n`: no network at all, and anonymous telemetry
 off in its config) at once on the same 10,000 tasks, calls alternating in ABBA order.
 
 PostgreSQL: $DOCKYARD_BENCH_POSTGRES_URL, else postgresql://postgres@127.0.0.1:5432/test, in a schema of
@@ -33,14 +33,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import psycopg
-from _common import ROOT, WORK, Server, ratio_interval, serve
+from _common import ROOT, Server, ratio_interval, serve, work_dir
 from seed import Record, generate, load_into
 from sqlalchemy.engine import make_url
 
 OURS = str(ROOT / ".venv" / "bin" / "dockyard-tasks")
 PEER_VERSION = "0.43.1"
-PEER_DIR = WORK / "taskmaster"
-PEER_JS = PEER_DIR / "node_modules" / "task-master-ai" / "dist" / "mcp-server.js"
 PEER_STATUS = {
     "todo": "pending",
     "in_progress": "in-progress",
@@ -59,7 +57,11 @@ SETTLE_SECONDS = 3.0
 
 
 def sqlite_database(name: str, records: list[Record], projects: int) -> str:
-    path = WORK / f"{name}.db"
+    return seed_sqlite(work_dir() / f"{name}.db", records, projects)
+
+
+def seed_sqlite(path: Path, records: list[Record], projects: int) -> str:
+    """A fresh SQLite database at ``path`` holding ``records``; its URL."""
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -227,20 +229,26 @@ async def part_one(url: str, label: str, records: list[Record], repeat: int) -> 
 # -- part 2: against task-master-ai -------------------------------------------------------------------
 
 
-def install_peer() -> None:
-    if PEER_JS.exists():
-        return
-    PEER_DIR.mkdir(parents=True, exist_ok=True)
+def install_peer(folder: Path | None = None) -> Path:
+    """task-master-ai installed from npm into ``folder`` (default: the work folder's taskmaster/); its MCP
+    server's script."""
+    folder = folder or work_dir() / "taskmaster"
+    script = folder / "node_modules" / "task-master-ai" / "dist" / "mcp-server.js"
+    if script.exists():
+        return script
+    folder.mkdir(parents=True, exist_ok=True)
     subprocess.run(
         ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", f"task-master-ai@{PEER_VERSION}"],
-        cwd=PEER_DIR,
+        cwd=folder,
         check=True,
+        stdout=sys.stderr,  # npm's summary is not part of the report
     )
+    return script
 
 
-def peer_project(records: list[Record]) -> Path:
+def peer_project(records: list[Record], project: Path | None = None) -> Path:
     """task-master's own layout: .taskmaster/tasks/tasks.json, telemetry off in .taskmaster/config.json."""
-    project = WORK / "taskmaster-project"
+    project = project or work_dir() / "taskmaster-project"
     shutil.rmtree(project, ignore_errors=True)
     (project / ".taskmaster" / "tasks").mkdir(parents=True)
     config = {"global": {"anonymousTelemetry": False, "logLevel": "error"}}
@@ -268,11 +276,11 @@ def peer_project(records: list[Record]) -> Path:
 
 
 async def part_two(records: list[Record], repeat: int) -> str:
-    install_peer()
+    script = install_peer()
     url = sqlite_database("tasks-peer-10k", records, 1)
     project = peer_project(records)
     root = str(project)
-    peer_command = ["sh", "-c", f"cd '{root}' && exec unshare -n node '{PEER_JS}'"]
+    peer_command = ["sh", "-c", f"cd '{root}' && exec unshare -n node '{script}'"]
     peer_env = {"TASK_MASTER_TOOLS": "get_tasks,get_task,set_task_status", "HOME": root}
     rng = random.Random(2)
     todo = [r.number for r in records if r.status == "todo"]

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import itertools
 
-from _common import WORK, serve
+from _common import WORK_ENV, serve, use_work_dir, work_dir
 from seed import ASSIGNEES, Record, generate
 
 from bench import OURS, SETTLE_SECONDS, postgres_database, sqlite_database, timed, tool
@@ -150,15 +150,26 @@ async def main() -> None:
     parser.add_argument("--postgres", type=int, nargs="*", default=[100_000])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--tag", default="", help="in the SQLite files' names, so two runs do not share them")
-    parser.add_argument("--reuse", action="store_true", help="measure the SQLite files an earlier run seeded")
+    parser.add_argument(
+        "--reuse", action="store_true", help="measure the SQLite files an earlier run seeded in --work-dir"
+    )
+    parser.add_argument(
+        "--work-dir", type=Path, help="keep the SQLite files here (default: a temporary folder)"
+    )
     args = parser.parse_args()
+    if args.reuse and not (args.work_dir or os.environ.get(WORK_ENV)):
+        parser.error(
+            f"--reuse needs --work-dir (or ${WORK_ENV}): by default the files are removed at the end"
+        )
+    use_work_dir(args.work_dir)
+    work = work_dir()
     columns = []
     for count in args.sizes:
         records = generate(count, 20)
         started = time.perf_counter()
         name = f"tasks-scale{args.tag}-{shown(count)}"
-        again = args.reuse and (WORK / f"{name}.db").exists()
-        url = f"sqlite:///{WORK / f'{name}.db'}" if again else sqlite_database(name, records, 20)
+        again = args.reuse and (work / f"{name}.db").exists()
+        url = f"sqlite:///{work / f'{name}.db'}" if again else sqlite_database(name, records, 20)
         print(f"seeded SQLite {shown(count)} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         walls, load = await measure(url, records, args.repeat, again=again)
         columns.append((f"SQLite {shown(count)}", walls, load))

@@ -21,7 +21,7 @@ from pathlib import Path
 import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import ROOT, WORK, peer_venv, serve
+from _common import ROOT, peer_venv, serve, work_dir
 
 from dockyard_shared.cli import discover_servers
 
@@ -32,7 +32,7 @@ NEEDS: dict[str, list[str]] = {
     "git": ["--root", str(ROOT)],
     "name-origin": ["--offline"],
 }
-ENV = {"GITHUB_TOKEN": "bench-token-not-used", "XDG_DATA_HOME": str(WORK / "tools-list-data")}
+ENV = {"GITHUB_TOKEN": "bench-token-not-used"}  # XDG_DATA_HOME: the work folder (main)
 
 
 def tool_size(tool) -> int:
@@ -85,10 +85,10 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-peers", action="store_true", help="only Dockyard's servers")
     args = parser.parse_args(argv)
-    WORK.mkdir(parents=True, exist_ok=True)
+    ENV["XDG_DATA_HOME"] = str(work_dir() / "tools-list-data")
     from dockyard_sqlite.demo import ensure_demo_database
 
-    demo = ensure_demo_database(WORK / "tools-list-demo.db")
+    demo = ensure_demo_database(work_dir() / "tools-list-demo.db")
     rows = []
     for label, command in [*our_commands(), *([] if args.no_peers else peer_commands(demo))]:
         try:

@@ -28,7 +28,7 @@ def loopback_nationalize() -> str:
 def launch_for(name: str, data_dir: Path) -> Launch:
     """How to start a server on defaults that need nothing external: git serves this checkout (the
     clients here share no MCP roots, so it is told which folder with --root); name-origin asks a
-    loopback fake of nationalize.io."""
+    loopback fake of nationalize.io; tasks serves every toolset."""
     env = {"XDG_DATA_HOME": str(data_dir)}
     if name == "toy":
         return Launch("python", ("-m", "tests.shared.toy_server"), env=env, cwd=str(REPO_ROOT))
@@ -37,6 +37,8 @@ def launch_for(name: str, data_dir: Path) -> Launch:
         args = ("--api-url", loopback_nationalize())
     elif name == "git":
         args = ("--root", str(REPO_ROOT))
+    elif name == "tasks":
+        args = ("--toolsets", "all")  # its manage toolset is off by default; every tool is exercised
     return Launch(f"dockyard-{name}", args, env=env, cwd=str(REPO_ROOT))
 
 

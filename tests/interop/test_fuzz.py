@@ -292,7 +292,9 @@ def make_target(config: Config, sandbox: Path, demo: Path, github_url: str) -> T
             "confirm": [True],
             "document": [{"format": "dockyard-tasks/1", "project": {}, "tasks": []}],
         }
-        return Target(config, sandbox, data, ("--database-url", f"sqlite:///{data}"), {}, hints)
+        # Every toolset: the manage toolset is off by default.
+        args = ("--database-url", f"sqlite:///{data}", "--toolsets", "all")
+        return Target(config, sandbox, data, args, {}, hints)
     repo = make_repo(sandbox / "repo")
     git(repo, "remote", "add", "origin", "git@github.com:acme/widgets.git")
     git(repo, "branch", "feature")

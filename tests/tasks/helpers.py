@@ -38,16 +38,21 @@ def make_store(url: str, **limits) -> TaskStore:
 
 
 def make_server(url: str, *, actor: str = "ann", demo: bool = False, **exposure):
+    """The server with every toolset on unless ``toolsets`` is given (the manage toolset is off by default;
+    test_tools.py checks the default set by name)."""
     from dockyard_shared.toolsets import Exposure
     from dockyard_tasks.server import create_server
     from dockyard_tasks.settings import Settings
 
+    exposure.setdefault("toolsets", ("all",))
     return create_server(Settings(database_url=url, actor=actor, demo=demo, exposure=Exposure(**exposure)))
 
 
 def tasks_launch(url: str, *args: str, data_dir=None) -> Launch:
+    """The console script on ``url``, every toolset on unless ``args`` choose them."""
     env = {"XDG_DATA_HOME": str(data_dir)} if data_dir else {}
-    return Launch("dockyard-tasks", ("--database-url", url, *args), env=env)
+    every = () if "--toolsets" in args else ("--toolsets", "all")
+    return Launch("dockyard-tasks", ("--database-url", url, *every, *args), env=env)
 
 
 class Inbox:

@@ -30,7 +30,7 @@ from tests.postgres import libpq_url
 
 def server_on(url: str, *, store: TaskStore | None = None, **settings):
     return create_server(
-        Settings(database_url=url, actor="ann", exposure=Exposure(), **settings), store=store
+        Settings(database_url=url, actor="ann", exposure=Exposure(toolsets=("all",)), **settings), store=store
     )
 
 

@@ -28,7 +28,7 @@ def bounded_server(url: str, **limits: int):
         database_url=url,
         actor="ann",
         demo=True,
-        exposure=Exposure(),
+        exposure=Exposure(toolsets=("all",)),
         subscriptions=SubscriptionLimits(**limits),
     )
     return create_server(settings)

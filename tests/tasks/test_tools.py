@@ -26,6 +26,31 @@ WRITE_TOOLS = {
     "delete_task",
 }
 
+# The default toolsets (read, write): the everyday job. The manage toolset is off by default.
+DEFAULT_TOOLS = {
+    "list_projects",
+    "list_tasks",
+    "get_task",
+    "next_task",
+    "create_task",
+    "update_task_status",
+    "add_comment",
+}
+
+
+async def test_default_flags_serve_the_everyday_tools_and_name_only_what_is_served(sqlite_url, era):
+    async with open_session(make_server(sqlite_url, demo=True, toolsets=("default",)), era=era) as session:
+        assert await session.tool_names() == DEFAULT_TOOLS
+        # plan_project asks for create_project and create_tasks, which are not served.
+        assert {p.name for p in await session.list_prompts()} == {"standup", "triage"}
+        instructions = session.raw.instructions
+        assert "expected_version" in instructions and "next_cursor" in instructions
+        assert "changes_since" not in instructions
+        text = await session.call_error("update_task", {"task_id": "TASK-1", "title": "x"})
+        assert "Unknown tool" in text
+    async with open_session(make_server(sqlite_url, demo=True), era=era) as session:
+        assert "changes_since" in session.raw.instructions
+
 
 async def test_every_tool_is_listed_with_a_complete_description_and_honest_hints(sqlite_url, era):
     async with open_session(make_server(sqlite_url), era=era) as session:

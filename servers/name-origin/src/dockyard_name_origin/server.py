@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # httpx and SQLAlchemy are imported by the first call or the 
 __all__ = ["create_server"]
 
 INSTRUCTIONS = """Predict where a name is most common, from nationalize.io. One name: predict_origin; several:
-batch_predict (one call: deduplicated, cached, batched, partial results with a status per name).
+batch_predict (one call: deduplicated, batched, a status per name). Cached names spend no quota;
 quota_status shows the quota, the circuit breaker and the cache. A prediction describes a name, never a
 person: read the interpret_name_origin prompt before drawing conclusions."""
 

@@ -62,7 +62,10 @@ def _next(upcoming: NextTask) -> str:
     return text
 
 
-def register(server: FastMCP, store: TaskStore) -> None:
+def register(server: FastMCP, store: TaskStore, served: tuple[str, ...]) -> None:
+    """The prompts, each naming only tools that are ``served`` (plan_project needs the manage toolset's
+    create_project and create_tasks, and is left out without them)."""
+
     def rows(**fields) -> list[TaskRow]:
         from .store import TaskFilter
 
@@ -92,7 +95,6 @@ def register(server: FastMCP, store: TaskStore) -> None:
 
         return await run_in_thread(gather)
 
-    @prompt(server)
     async def plan_project(
         goal: Annotated[str, Field(description="What the project should achieve.")],
         project: Annotated[str, Field(description="Key of the project to plan into (created if missing).")],
@@ -120,6 +122,10 @@ def register(server: FastMCP, store: TaskStore) -> None:
             "5. Summarise the plan: the tasks by id, the critical path, and what to start first (next_task)."
         )
 
+    if {"create_project", "create_tasks"} <= set(served):
+        prompt(server)(plan_project)
+    apply_with = "update_task or update_task_status" if "update_task" in served else "update_task_status"
+
     @prompt(server)
     async def triage(
         project: Annotated[str, Field(description="A project key; empty for every project.")] = "",
@@ -140,8 +146,8 @@ def register(server: FastMCP, store: TaskStore) -> None:
                 f"Blocked (highest priority first, at most {SHOWN}):\n{_lines(blocked, 'titles of blocked tasks')}\n\n"
                 "For each task, read it with get_task (its open_blockers and history), then propose one "
                 "action: reschedule (a new due date), reassign, unblock (what must happen first), split, or "
-                "cancel. Do not change anything until the user agrees; then apply it with update_task or "
-                "update_task_status, passing expected_version."
+                f"cancel. Do not change anything until the user agrees; then apply it with {apply_with}, "
+                "passing expected_version."
             )
 
         return await run_in_thread(gather)

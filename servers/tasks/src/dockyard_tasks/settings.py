@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ACTORS_ENV",
     "GITHUB",
+    "MANAGE",
     "READ",
     "TOOLSETS",
     "WRITE",
@@ -36,13 +37,21 @@ __all__ = [
     "settings_from",
 ]
 
-READ = Toolset("read", "projects, tasks, the next task, the change feed, exports", read_only=True)
-WRITE = Toolset("write", "create, update, comment, link, import; delete asks the user first", read_only=False)
+READ = Toolset("read", "list_projects, list_tasks, get_task, next_task", read_only=True)
+WRITE = Toolset("write", "create_task, update_task_status, add_comment, update_checklist", read_only=False)
+# Off by default: every turn's tool listing pays for each tool served, and the everyday job (find, read,
+# start, finish, comment, add a task) needs none of these. `--toolsets all` serves them.
+MANAGE = Toolset(
+    "manage",
+    "update_task, create_tasks, create_project, dependencies, move_tasks, changes_since, export/import; delete asks the user",
+    read_only=False,
+    default=False,
+)
 # Off by default, and only with a token (the git server's rule): GitHub issues imported as tasks.
 GITHUB = Toolset(
     "github", "import a repository's GitHub issues as tasks (needs a token)", False, default=False
 )
-TOOLSETS = (READ, WRITE, GITHUB)
+TOOLSETS = (READ, WRITE, MANAGE, GITHUB)
 
 # A JSON file {"token": "actor", ...}: over HTTP each bearer token acts as its own actor.
 ACTORS_ENV = "DOCKYARD_TASKS_ACTORS"

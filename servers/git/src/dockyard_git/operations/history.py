@@ -150,11 +150,11 @@ class History:
         commits = [LogEntry.model_construct(**row) for row in rows]
         note = None
         if more:
-            note = f"Showing {len(commits)} commits from {skip}. More match: call git_log again with skip={skip + len(commits)}"
+            note = f"More match: skip={skip + len(commits)} gives the next commits"
             note += (
-                f" (at most {self.limits.max_log} per call)."
+                f" ({self.limits.max_log} at most per call)."
                 if capped
-                else ", or narrow with a path, author or since."
+                else ", or narrow by paths, author, since."
             )
         return LogResult(
             repository=str(repo.path),

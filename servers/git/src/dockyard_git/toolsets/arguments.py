@@ -8,7 +8,6 @@ from dockyard_shared.schema import optional
 
 __all__ = ["Paths", "RepoPath"]
 
-RepoPath = Annotated[str | None, optional("string", "Path, absolute or under a root; omit if one is served.")]
-Paths = Annotated[
-    list[str] | None, optional("array", "Files or folders, relative to the top.", items={"type": "string"})
-]
+# What repo_path and paths are is said once, in the server's instructions (server.py).
+RepoPath = Annotated[str | None, optional("string")]
+Paths = Annotated[list[str] | None, optional("array", items={"type": "string"})]

@@ -39,7 +39,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Use when: starting out, or a tool asks for repo_path.
         Not for: one repository's state (git_status).
         Returns: path (the repo_path to pass), name, bare, branch, dirty.
-        Limits: found up to 3 folders deep under the roots; 500 at most.
+        Limits: 500, found up to 3 folders deep under the roots.
         """
         return await git.list_repositories()
 
@@ -50,7 +50,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Use when: before committing, or to see what changed locally.
         Not for: the changes themselves (git_diff).
         Returns: file lists with git's status letters.
-        Limits: 300 entries per list (truncated says so).
+        Limits: 300 entries per list.
         """
         return await git.run(repo_path, lambda ops, repo: ops.worktree.status(repo))
 
@@ -58,18 +58,18 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
     async def git_log(
         repo_path: RepoPath = None,
         max_count: Annotated[int | None, optional("integer", "-1: as many as allowed.")] = None,
-        skip: Annotated[int, Field(description="Pass next_skip to page.", ge=0)] = 0,
+        skip: Annotated[int, Field(description="From next_skip.", ge=0)] = 0,
         revision_range: Annotated[str | None, optional("string", "E.g. main..feature.")] = None,
         paths: Paths = None,
         author: Annotated[str | None, optional("string", "Pattern.")] = None,
         since: Annotated[str | None, optional("string", "Date, e.g. 2024-01-31 or '2 weeks ago'.")] = None,
         until: Annotated[str | None, optional("string", "Date.")] = None,
-        grep: Annotated[str | None, optional("string", "Pattern the message matches.")] = None,
+        grep: Annotated[str | None, optional("string", "Message pattern.")] = None,
         fields: Annotated[
             list[CommitField] | None,
             optional(
                 "array",
-                "Besides sha; default date, author, subject.",
+                "Besides sha; default: date, author, subject.",
                 items={"enum": list(get_args(CommitField))},
             ),
         ] = None,
@@ -79,7 +79,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Use when: finding when or by whom something changed, or reading recent history.
         Not for: a commit's changes (git_show).
         Returns: commits (sha and the fields asked for); next_skip when more match.
-        Limits: 50 commits by default, 1000 at most; page with skip=next_skip.
+        Limits: 50 commits unless max_count says, 1000 at most.
         """
         result = await git.run(
             repo_path,
@@ -101,22 +101,20 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
     @registrar.tool(annotations=READ_ONLY)
     async def git_diff(
         repo_path: RepoPath = None,
-        staged: Annotated[bool, Field(description="Staged changes instead of unstaged.")] = False,
-        base: Annotated[
-            str | None, optional("string", "Revision; compared with target or the work tree.")
-        ] = None,
+        staged: Annotated[bool, Field(description="Instead of unstaged.")] = False,
+        base: Annotated[str | None, optional("string", "Against target or the work tree.")] = None,
         target: Text = None,
         paths: Paths = None,
         context_lines: Annotated[int, Field(ge=0, le=50)] = 3,
         mode: Literal["patch", "stat", "name_only"] = "patch",
     ) -> DiffResult:
-        """Show changes — unstaged, staged, or between base and target — as a patch, line counts or names.
+        """Show changes (unstaged, staged, or base to target) as a patch, line counts or names.
 
         Use when: reviewing changes before a commit, or between two revisions.
-        Not for: one commit's changes (git_show is simpler).
+        Not for: one commit's changes (git_show).
         Returns: the changed files with status and line counts; in patch mode the unified diff.
-        Limits: the patch is cut at 12,000 characters per file and 60,000 in all, with a note naming the
-        cuts. On big changes use mode='stat' first, then paths.
+        Limits: patches cut at 12,000 characters a file, 60,000 in all (the note names the cuts); on big
+        changes use mode=stat first, then paths.
         """
         return await git.run(
             repo_path,
@@ -133,29 +131,28 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
 
     @registrar.tool(annotations=READ_ONLY)
     async def git_show(
-        revision: Annotated[str, Field(description="Commit, tag, HEAD~2…, or REV:PATH for a file.")] = "HEAD",
-        path: Annotated[str | None, optional("string", "Show this file as of the revision.")] = None,
-        offset: Annotated[int, Field(description="Where file content resumes (next_offset).", ge=0)] = 0,
+        revision: Annotated[str, Field(description="Commit, tag, HEAD~2…, or REV:PATH.")] = "HEAD",
+        path: Annotated[str | None, optional("string", "A file, as of the revision.")] = None,
+        offset: Annotated[int, Field(description="From next_offset.", ge=0)] = 0,
         repo_path: RepoPath = None,
     ) -> ShowResult:
         """Show a commit (message, files, patch) or a file's content at a revision.
 
         Use when: inspecting one commit, or reading a file as it was.
         Not for: comparing revisions (git_diff).
-        Returns: kind='commit' with commit, files and patch; or kind='file' with content and size.
-        Limits: patches cut as in git_diff; content paged 60,000 characters at a time (next_offset);
-        binary files not shown.
+        Returns: kind=commit with commit, files, patch; or kind=file with content, size.
+        Limits: patches cut as in git_diff; content paged by 60,000 characters (next_offset); no binary content.
         """
-        return await git.run(
+        result = await git.run(
             repo_path, lambda ops, repo: ops.history.show(repo, revision=revision, path=path, offset=offset)
         )
+        # A commit has no content, size or next_offset: not sent as nulls.
+        return model_result(result, exclude_none=True)  # type: ignore[return-value]
 
     @registrar.tool(annotations=READ_ONLY)
     async def git_blame(
-        path: Annotated[str, Field(description="Relative to the repository top.")],
-        start: Annotated[
-            int | None, Field(ge=1), optional("integer", "First line, from 1.", minimum=1)
-        ] = None,
+        path: str,
+        start: Annotated[int | None, Field(ge=1), optional("integer", "From 1.", minimum=1)] = None,
         end: Annotated[int | None, Field(ge=1), optional("integer", "Last line.", minimum=1)] = None,
         revision: Annotated[str | None, optional("string", "Instead of the working tree.")] = None,
         repo_path: RepoPath = None,
@@ -165,7 +162,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Use when: finding where specific lines come from.
         Not for: a file's whole history (git_log with paths).
         Returns: per line: number, sha, author, date (unix time), commit summary, text.
-        Limits: 500 lines per call; give start/end and continue where the note says.
+        Limits: 500 lines a call; continue with start/end where the note says.
         """
         return await git.run(
             repo_path,
@@ -175,7 +172,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
     @registrar.tool(annotations=READ_ONLY)
     async def git_branches(
         kind: Literal["local", "remote", "all"] = "local",
-        contains: Annotated[str | None, optional("string", "A commit they must contain.")] = None,
+        contains: Annotated[str | None, optional("string", "A commit they contain.")] = None,
         repo_path: RepoPath = None,
     ) -> BranchList:
         """List branches with their commit, upstream and last subject; the current one is marked.
@@ -214,7 +211,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Use when: finding where something is defined or used.
         Not for: searching history (git_log with grep).
         Returns: path, line number and text (cut at 500 characters) of each match.
-        Limits: 100 matches by default, 200 at most; binary files skipped.
+        Limits: 100 matches unless max_matches says, 200 at most; binary files skipped.
         """
         return await git.run(
             repo_path,

@@ -21,36 +21,34 @@ def register(registrar: ToolRegistrar, predictor: Predictor) -> None:
 
     @registrar.tool(annotations=OPEN_WORLD)
     async def predict_origin(
-        name: Annotated[str, Field(description="A person's name; a surname or full name says most.")],
+        name: Annotated[str, Field(description="A surname or full name says most.")],
     ) -> Prediction:
         """Predict where one name is most common, from nationalize.io's records.
 
         Use when: one name.
-        Not for: several names — use batch_predict; facts about a person — a prediction describes a
-        name, never its bearer (see the interpret_name_origin prompt).
-        Returns: name (as looked up: trimmed, lower case), count (records: the sample size), country
-        [{country_id, probability, country_name}], confidence (none/low/medium/high from count and top
-        probability), status ok|unknown (no record: not an error), cached, fetched_at, note.
-        Limits: at most 100 characters with a letter; cached names spend no quota.
+        Not for: several names (batch_predict); facts about a person.
+        Returns: name (trimmed, lower case), count (records: the sample size), country [{country_id,
+        probability, country_name}], confidence (none/low/medium/high), status ok|unknown (no record: not an
+        error), cached, fetched_at, note.
+        Limits: 100 characters, with a letter.
         """
         return await predictor.predict_one(name)
 
     @registrar.tool(annotations=OPEN_WORLD)
     async def batch_predict(
-        names: Annotated[list[str], Field(description=f"Up to {limits.max_names:,} names, any order.")],
-        offset: Annotated[int, Field(description="next_offset of the previous reply.", ge=0)] = 0,
+        names: Annotated[list[str], Field(description=f"Up to {limits.max_names:,}.")],
+        offset: Annotated[int, Field(description="From next_offset.", ge=0)] = 0,
         ctx: Context = CurrentContext(),
     ) -> BatchResult:
-        """Predict where each of many names is most common: one call, deduplicated, cached, batched.
+        """Predict where each of many names is most common, in one call.
 
         Use when: more than one name.
-        Not for: one name — predict_origin gives every country and notes.
-        Returns: results in input order, each {input (if normalising changed it), name, status (ok,
-        unknown, invalid, not fetched: quota exhausted | upstream unavailable | offline), count,
-        country (top 3), confidence, reason}; statuses counted, retry_at, note saying what to do next.
-        Limits: names not fetched are listed, never guessed. About 80,000 characters per reply: then
-        next_offset is set — call again with the same names and that offset (answered from the cache
-        only, no quota: a name the first call could not fetch stays not fetched; offset 0 fetches it).
+        Not for: one name (predict_origin gives every country and notes).
+        Returns: results in input order, each {input (if normalising changed it), name, status (ok, unknown,
+        invalid, not fetched: quota exhausted | upstream unavailable | offline), count, country (top 3),
+        confidence, reason}; statuses counted, retry_at, note saying what to do next.
+        Limits: names not fetched are listed, never guessed. Over ~80,000 characters next_offset is set: call
+        again with the same names and it (cache only: a name not fetched stays so; offset 0 retries it).
         """
 
         async def progress(done: float, total: float, message: str) -> None:
@@ -64,9 +62,9 @@ def register(registrar: ToolRegistrar, predictor: Predictor) -> None:
         """Show nationalize.io's quota as last seen, the circuit breaker and the cache; calls nothing.
 
         Use when: planning a large batch, or after a quota or availability error.
-        Not for: predictions — use predict_origin or batch_predict.
+        Not for: predictions.
         Returns: limit, remaining, reset_at, observed_at (null until a first answer), circuit, offline,
         cache {enabled, backend, entries, ttl_days, hits, misses, hit_rate}, note.
-        Limits: figures are as of observed_at; other clients of the same key or IP may have spent more.
+        Limits: as of observed_at; other clients of the key or IP may have spent more.
         """
         return await predictor.quota_status()

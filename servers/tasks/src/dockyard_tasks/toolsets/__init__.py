@@ -1,1 +1,2 @@
-"""The tools, one module per toolset: ``read`` (read-only) and ``write``. Each tool body is one store call."""
+"""The tools, one module per toolset: ``read`` (read-only), ``write`` and ``manage`` (off by default). Each tool
+body is one store call."""

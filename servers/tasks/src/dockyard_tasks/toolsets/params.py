@@ -6,12 +6,13 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-TaskId = Annotated[str, Field(description="A task id such as WEB-12 (list_tasks shows them).")]
-ProjectKey = Annotated[str, Field(description="A project key such as WEB (list_projects shows them).")]
+TaskId = Annotated[str, Field(description="E.g. WEB-12.")]
+ProjectKey = Annotated[str, Field(description="E.g. WEB.")]
 Status = Literal["todo", "in_progress", "blocked", "done", "cancelled"]
 Priority = Literal["urgent", "high", "medium", "low"]
 ExpectedVersion = Annotated[
     int | None,
-    Field(description="The version you read; if the task moved on, a conflict says what changed."),
+    Field(description="The version you read."),
 ]
-Force = Annotated[bool, Field(description="Close (done) despite open blockers/criteria.")]
+Force = Annotated[bool, Field(description="Done despite open blockers or criteria.")]
+Labels = Annotated[list[str], Field(description="E.g. bug, frontend.")]
