@@ -15,7 +15,7 @@ from tests.harness import open_session
 
 
 def github_server(url: str, api_url: str, *, token: str | None = TOKEN, **exposure):
-    exposure.setdefault("toolsets", ("default", "github"))
+    exposure.setdefault("toolsets", ("default", "manage", "github"))
     settings = Settings(
         database_url=url,
         actor="ann",

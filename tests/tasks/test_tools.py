@@ -35,6 +35,7 @@ DEFAULT_TOOLS = {
     "create_task",
     "update_task_status",
     "add_comment",
+    "update_checklist",
 }
 
 
