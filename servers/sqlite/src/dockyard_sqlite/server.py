@@ -16,8 +16,8 @@ from .workers.pool import WorkerPool
 
 __all__ = ["create_server"]
 
-INSTRUCTIONS = """Query SQLite databases safely. Start with list_tables, then describe_table for the tables
-you need, then query with bound params (one statement per call; page with next_cursor). explain_query
+INSTRUCTIONS = """Query SQLite databases safely. Start with list_tables (search_schema when there are many
+tables), then describe_table for the tables you need, then query with bound params (one statement per call; page with next_cursor). explain_query
 shows the plan and missing indexes. Read-only unless the server was started with --allow-write."""
 
 
