@@ -15,6 +15,7 @@ import errno
 import os
 import re
 import secrets
+import stat
 from pathlib import Path
 
 from dockyard_shared import Conflict, InvalidArgument, LimitExceeded, Problem
@@ -141,18 +142,12 @@ def open_import(folder: Path, name: str, max_bytes: int) -> int:
     finally:
         os.close(directory)
     size = os.fstat(fd)
-    if not _regular(size.st_mode) or size.st_size > max_bytes:
+    if not stat.S_ISREG(size.st_mode) or size.st_size > max_bytes:
         os.close(fd)
-        if not _regular(size.st_mode):
+        if not stat.S_ISREG(size.st_mode):
             raise InvalidArgument(f"{name} is not a regular file.", next_step="Pass a CSV or TSV file.")
         raise LimitExceeded(
             f"{name} is {size.st_size:,} bytes; import_csv reads at most {max_bytes:,} (--max-write-mb).",
             next_step="Split the file, or ask the user to raise --max-write-mb.",
         )
     return fd
-
-
-def _regular(mode: int) -> bool:
-    import stat
-
-    return stat.S_ISREG(mode)
