@@ -28,12 +28,12 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
         ] = limits.default_rows,
         cursor: Annotated[str | None, optional("string", "next_cursor of the previous page.")] = None,
     ) -> QueryResult:
-        """Run one read-only statement over all served databases together: name tables alias.table.
+        """Run one read-only statement over all served databases: tables as alias.table.
 
         Use when: joining or comparing tables of two databases.
         Not for: one database (query).
-        Returns: as query: columns, rows, next_cursor. Quote an alias with '-': "my-db".t.
-        Limits: as query; the first 10 databases, attached read-only by the server; ATTACH refused.
+        Returns: as query. Quote an alias with '-': "my-db".t.
+        Limits: as query; first 10 databases, attached read-only; ATTACH refused.
         """
         page = await databases.query_across(sql, params, max_rows=max_rows, cursor=cursor)
         return model_result(page, plain_fields=("rows",))  # type: ignore[return-value]

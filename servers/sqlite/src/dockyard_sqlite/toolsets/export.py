@@ -23,18 +23,18 @@ def register(tools: ToolRegistrar, databases: DatabaseSet, folder: Path | None) 
     @tools.tool(annotations=ADDITIVE)
     async def export_csv(
         file: Annotated[str, Field(description="Plain name, .csv or .tsv")],
-        sql: Annotated[str | None, optional("string", "Read-only statement (or table)")] = None,
-        table: Annotated[str | None, optional("string", "Whole table or view")] = None,
+        sql: Annotated[str | None, optional("string", "Read-only; or pass table")] = None,
+        table: Annotated[str | None, optional("string")] = None,
         params: Params = None,
         database: DatabaseName = None,
     ) -> ExportResult:
         """Write a query's or table's rows to a CSV/TSV file in the export folder.
 
-        Use when: the user wants the data as a file.
+        Use when: the user wants a file.
         Not for: reading rows (query).
-        Returns: path, rows, bytes. Header row; NULL empty; blobs hex; text starting = + - @ gets a
-        leading '. Never overwrites: takes a fresh name.
-        Limits: --max-export-mb (partial file removed); the time limit.
+        Returns: path, rows, bytes; header row, blobs hex, cells starting = + - @ prefixed '.
+        Never overwrites (fresh name).
+        Limits: --max-export-mb; time limit; a partial file is removed.
         """
         if folder is None:
             raise PermissionDenied(

@@ -20,15 +20,15 @@ def register(tools: ToolRegistrar, databases: DatabaseSet, folder: Path | None) 
     @tools.tool(annotations=ADDITIVE)
     async def import_csv(
         file: Annotated[str, Field(description="Plain name, .csv or .tsv")],
-        table: Annotated[str, Field(description="New table: letters, digits, _")],
+        table: Annotated[str, Field(description="New table name")],
         types: Literal["infer", "text"] = "infer",
         database: DatabaseName = None,
     ) -> ImportResult:
-        """Create a new table from a CSV/TSV file in the import folder; line 1 names the columns.
+        """Make a new table from a CSV/TSV file in the import folder; line 1 names the columns.
 
-        Use when: the user asks to load a file.
+        Use when: loading a user's file.
         Not for: existing tables (execute).
-        Returns: rows, columns, types. infer: INTEGER/REAL where every cell is one (empty: NULL),
+        Returns: rows, columns, types. infer: INTEGER/REAL where every cell fits (empty: NULL),
         else TEXT; text: all TEXT.
         Limits: --max-write-mb; 1,000 columns; one transaction.
         """

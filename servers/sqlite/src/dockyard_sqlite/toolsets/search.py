@@ -2,8 +2,6 @@
 
 from typing import Annotated, Literal
 
-from pydantic import Field
-
 from dockyard_shared import READ_ONLY
 from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
@@ -21,15 +19,15 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
         pattern: Annotated[str | None, optional("string", "Name substring, or glob * ?")] = None,
         column_type: Annotated[str | None, optional("string", "Type contains, e.g. INT")] = None,
         detail: Literal["names", "summary", "full"] = "names",
-        offset: Annotated[int, Field(ge=0)] = 0,
+        offset: int = 0,
         database: DatabaseName = None,
     ) -> SchemaSearch:
-        """Find tables, views and columns by name or column type, in levels.
+        """Find tables, views and columns by name or type, in levels.
 
-        Use when: too many tables for list_tables; finding where a column lives.
+        Use when: many tables; where does a column live.
         Not for: one known table (describe_table).
-        Returns: names: 'table' or 'table.column'; summary: column_count, matching 'column TYPE';
-        full: all columns, foreign keys. total, next_offset.
-        Limits: 200/50/10 tables a page by level; first 10,000 tables.
+        Returns: names ('t' or 't.col'), summary (+column_count, matching 'col TYPE') or full
+        (+all columns, foreign keys); total, next_offset.
+        Limits: 200/50/10 tables a page; first 10,000 tables.
         """
         return await databases.search_schema(database, pattern, column_type, detail, offset)
