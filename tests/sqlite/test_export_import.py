@@ -267,3 +267,16 @@ async def test_an_export_stopped_by_the_time_limit_leaves_no_file(people, export
     async with open_session(server, era=era) as session:
         text = await session.call_error("export_csv", {"file": "endless.csv", "sql": endless})
     assert "300 ms limit" in text and os.listdir(export_dir) == []
+
+
+async def test_a_small_file_that_would_grow_the_database_past_the_limit_leaves_nothing(
+    people, import_dir, era
+):
+    # 2 bytes a line in the file, several times that as rows of a table: under 1 MiB read, over it stored.
+    (import_dir / "ones.csv").write_text("n\n" + "1\n" * 450_000)
+    before = file_digest(people)
+    server = importing(people, import_dir, "--max-write-mb", "1", "--timeout-ms", "60000")
+    async with open_session(server, era=era) as session:
+        text = await session.call_error("import_csv", {"file": "ones.csv", "table": "ones"})
+    assert "grow the database by more than 1 MiB" in text and "nothing was imported" in text
+    assert file_digest(people) == before

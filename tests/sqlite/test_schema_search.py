@@ -112,3 +112,19 @@ async def test_bad_arguments_get_a_clear_error(wide, era):
         negative = await session.call_error("search_schema", {"offset": -1})
         level = await session.call_error("search_schema", {"detail": "everything"})
     assert "at most 200" in long and "offset" in negative and "detail" in level
+
+
+async def test_a_search_is_answered_again_from_the_file_after_a_change(tmp_path, era):
+    path = tmp_path / "changing.db"
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE first (amount REAL)")
+    connection.commit()
+    async with open_session(from_command_line("--db", path), era=era) as session:
+        before = await search(session, pattern="amount")
+        again = await search(session, pattern="amount")
+        connection.execute("CREATE TABLE second (amount_due REAL)")
+        connection.commit()
+        after = await search(session, pattern="amount")
+    connection.close()
+    assert before == again and before["names"] == ["first.amount"]
+    assert after["names"] == ["first.amount", "second.amount_due"]
