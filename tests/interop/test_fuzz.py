@@ -62,7 +62,7 @@ STDIO_EXAMPLES = 8  # per tool and server
 CALL_TIMEOUT = 30.0  # seconds; the servers' own limits below are far shorter
 MARKER = Path("/tmp/dockyard-fuzz")  # what the shell-injection strings would create
 
-SQLITE_READ = ("describe_table", "explain_query", "list_tables", "query")
+SQLITE_READ = ("describe_table", "explain_query", "list_tables", "query", "query_across", "search_schema")
 GIT_READ = (
     "git_blame",
     "git_branches",

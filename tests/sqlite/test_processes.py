@@ -30,7 +30,14 @@ async def test_stdio_serves_named_databases(sqlite_launch, people, shop, era):
     before = file_digest(people)
     launch = sqlite_launch("--db", f"team={people}", "--db", str(shop), "--max-rows", "50")
     async with open_session(launch, era=era) as session:
-        assert await session.tool_names() == {"list_tables", "describe_table", "query", "explain_query"}
+        assert await session.tool_names() == {
+            "list_tables",
+            "describe_table",
+            "query",
+            "explain_query",
+            "search_schema",
+            "query_across",
+        }
         page = (
             await session.call_ok(
                 "query", {"sql": "SELECT id FROM people", "database": "team", "max_rows": 50}

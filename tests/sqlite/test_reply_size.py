@@ -9,6 +9,7 @@ import sqlite3
 
 import pytest
 
+from dockyard_shared.toolsets import Exposure
 from dockyard_sqlite.settings import MAX_REPLY_CHARS
 from tests.harness import open_session
 from tests.sqlite.helpers import make_server
@@ -18,9 +19,9 @@ MEAN_LISTING_CHARS = 800  # description + input schema, mean per tool, every too
 
 
 async def test_the_tool_list_fits_the_hosts_budget(people, era):
-    async with open_session(make_server(people, allow_write=True), era=era) as session:
+    async with open_session(make_server(people, exposure=Exposure(toolsets=("all",))), era=era) as session:
         tools = await session.list_tools()
-    assert len(tools) == 5
+    assert len(tools) == 9
     sizes = {t.name: len(t.description) + len(json.dumps(t.input_schema)) for t in tools}
     assert all(len(t.description) <= MAX_DESCRIPTION_CHARS for t in tools)
     assert sum(sizes.values()) / len(sizes) <= MEAN_LISTING_CHARS, sizes

@@ -17,7 +17,14 @@ from tests.sqlite.helpers import make_server
 async def test_every_tool_has_a_complete_description_and_read_only_hint(people, era):
     async with open_session(make_server(people), era=era) as session:
         tools = await session.list_tools()
-    assert {t.name for t in tools} == {"list_tables", "describe_table", "query", "explain_query"}
+    assert {t.name for t in tools} == {
+        "list_tables",
+        "describe_table",
+        "query",
+        "explain_query",
+        "search_schema",
+        "query_across",
+    }
     for tool in tools:
         assert missing_description_sections(tool.description) == [], tool.name
         assert tool.annotations.read_only_hint is True

@@ -8,8 +8,10 @@ installs its toolsets first, then opens the databases writable only where ``exec
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 from dockyard_shared import InvalidArgument, NotFound, did_you_mean
@@ -17,12 +19,26 @@ from dockyard_shared.offload import run_in_thread
 
 from .database import Budget, Database
 from .database.catalog import EXACT_COUNT_UP_TO
-from .database.connection import worker_limits
-from .models import ExecuteResult, QueryPlan, QueryResult, TableDescription, TableList
+from .database.connection import quote_identifier, worker_limits
+from .files import ExportFile, checked_name, open_import
+from .models import (
+    ExecuteResult,
+    ExportResult,
+    ImportResult,
+    QueryPlan,
+    QueryResult,
+    SchemaSearch,
+    TableDescription,
+    TableList,
+)
 from .settings import DatabaseSpec, Limits
 from .workers.pool import WorkerPool
+from .workers.protocol import MAX_ATTACHED, MEMORY
 
-__all__ = ["DatabaseSet"]
+__all__ = ["ACROSS_ALIAS", "DatabaseSet"]
+
+# What query_across replies name as their database (no served alias can be spelled so).
+ACROSS_ALIAS = "*"
 
 T = TypeVar("T")
 Params = dict[str, Any] | list[Any] | None
@@ -49,6 +65,7 @@ class DatabaseSet:
             pool = None
         self.pool = pool or WorkerPool(wanted)
         self.databases: dict[str, Database] = {}
+        self._across: Database | None = None
 
     def open(self, *, writable: bool, create: bool = False) -> DatabaseSet:
         """Open every database (creating a missing file when ``writable`` and ``create``) and check that
@@ -60,6 +77,24 @@ class DatabaseSet:
             database.check_readable()
             self.databases[spec.alias] = database
         return self
+
+    def across(self) -> Database:
+        """The database query_across reads: every served alias attached read-only under its own name by
+        the worker itself (the first :data:`MAX_ATTACHED`; ``main`` and ``temp`` are SQLite's own
+        names: a database served as ``main`` is opened as the main one, ``temp`` cannot be reached)."""
+        if self._across is None:
+            named = [spec for spec in self.specs if spec.alias.lower() not in ("main", "temp")]
+            main = next((spec for spec in self.specs if spec.alias.lower() == "main"), None)
+            self._across = Database(
+                DatabaseSpec(ACROSS_ALIAS, self.specs[0].path),
+                writable=False,
+                create=False,
+                limits=self.limits,
+                pool=self.pool,
+                attach=tuple((spec.alias, str(spec.path)) for spec in named[:MAX_ATTACHED]),
+                main=str(main.path) if main else MEMORY,
+            )
+        return self._across
 
     def warm_up(self) -> Iterator[None]:
         """Once ``initialize`` has been answered (:mod:`dockyard_shared.warmup`, which runs it one item at a
@@ -190,3 +225,78 @@ class DatabaseSet:
         return await self.run(
             lambda budget: db.execute(sql, params, budget=budget, refuse_emptying=not confirmed)
         )
+
+    async def query_across(
+        self, sql: str, params: Params, *, max_rows: int | None, cursor: str | None
+    ) -> QueryResult:
+        db = self.across()
+        return await self.run(
+            lambda budget: db.query(sql, params, max_rows=max_rows, cursor=cursor, budget=budget)
+        )
+
+    async def search_schema(
+        self, name: str | None, pattern: str | None, column_type: str | None, detail: str, offset: int
+    ) -> SchemaSearch:
+        db = self.resolve(name)
+        return await self.run(lambda _: db.search_schema(pattern, column_type, detail, offset))
+
+    async def export(
+        self,
+        name: str | None,
+        *,
+        file: str,
+        sql: str | None,
+        table: str | None,
+        params: Params,
+        folder: Path,
+        max_bytes: int,
+    ) -> ExportResult:
+        """A statement's rows, or a table's, into ``file`` in ``folder`` (never overwriting; a partial file
+        never stays)."""
+        file, delimiter = checked_name(file, "--export-dir")
+        if (sql is None) == (table is None):
+            raise InvalidArgument(
+                "Pass either sql or table (one of them).", next_step="Pass table='orders', or sql."
+            )
+        db = self.resolve(name)
+
+        def work(budget: Budget) -> ExportResult:
+            statement = sql
+            if table is not None:
+                if params:
+                    raise InvalidArgument("params go with sql, not with table.", next_step="Drop params.")
+                statement = f"SELECT * FROM {quote_identifier(db.resolve_table(table)[0])}"
+            assert statement is not None
+            written = ExportFile(folder, file, max_bytes)
+            try:
+                rows, neutralised = db.export(statement, params, written, delimiter, budget=budget)
+                path, note = written.finish()
+            finally:
+                written.discard()
+            return ExportResult(
+                database=db.alias,
+                path=str(path),
+                rows=rows,
+                bytes=written.size,
+                neutralised_cells=neutralised,
+                note=note,
+            )
+
+        return await self.run(work)
+
+    async def import_csv(
+        self, name: str | None, *, file: str, table: str, types: str, folder: Path
+    ) -> ImportResult:
+        file, delimiter = checked_name(file, "--import-dir")
+        db = self.resolve(name)
+
+        def work(budget: Budget) -> ImportResult:
+            fd = open_import(folder, file, db.max_write_mb * 1024 * 1024)
+            try:
+                return db.import_csv(
+                    fd, name=file, delimiter=delimiter, table=table, infer=types != "text", budget=budget
+                )
+            finally:
+                os.close(fd)
+
+        return await self.run(work)

@@ -11,11 +11,15 @@ from dockyard_shared.schema import bulk_list
 __all__ = [
     "ColumnInfo",
     "ExecuteResult",
+    "ExportResult",
     "ForeignKeyInfo",
+    "ImportResult",
     "IndexInfo",
     "PlanNode",
     "QueryPlan",
     "QueryResult",
+    "SchemaMatch",
+    "SchemaSearch",
     "TableDescription",
     "TableList",
     "TableSummary",
@@ -116,3 +120,48 @@ class ExecuteResult(BaseModel):
         default=None, description="rows of a RETURNING clause (≤ 100)"
     )
     note: str | None = Field(default=None, description="why RETURNING rows were left out")
+
+
+class SchemaMatch(BaseModel):
+    name: str
+    type: Literal["table", "view"]
+    column_count: int | None = Field(default=None, description="summary and full")
+    columns: list[str] | None = Field(
+        default=None, description="summary: the matching columns as 'name TYPE' (all when the name matched)"
+    )
+    column_details: list[ColumnInfo] | None = Field(default=None, description="full: every column")
+    foreign_keys: list[ForeignKeyInfo] | None = Field(default=None, description="full")
+    problem: str | None = None
+
+
+class SchemaSearch(BaseModel):
+    database: str
+    detail: Literal["names", "summary", "full"]
+    names: list[str] | None = Field(
+        default=None, description="names: 'table' (its name matched) or 'table.column' (a column matched)"
+    )
+    tables: list[SchemaMatch] | None = Field(default=None, description="summary and full")
+    total: int = Field(description="matching tables and views, shown or not")
+    offset: int
+    next_offset: int | None = Field(default=None, description="pass as offset for the next part")
+    note: str | None = None
+
+
+class ExportResult(BaseModel):
+    database: str
+    path: str = Field(description="the file written, inside the export folder")
+    rows: int
+    bytes: int
+    neutralised_cells: int = Field(
+        description="text cells a spreadsheet would run as formulas, written with a leading '"
+    )
+    note: str | None = None
+
+
+class ImportResult(BaseModel):
+    database: str
+    table: str
+    rows: int
+    columns: list[str] = Field(description="'name TYPE' as created")
+    types: Literal["inferred", "text"]
+    note: str | None = None

@@ -10,14 +10,14 @@ from dockyard_shared.toolsets import install, prompt
 from dockyard_shared.warmup import after_initialize
 
 from .database_set import DatabaseSet
-from .settings import READ, WRITE, Settings
-from .toolsets import read, write
+from .settings import ACROSS, EXPORT, IMPORT, READ, SEARCH, WRITE, Settings
+from .toolsets import across, export, imports, read, search, write
 from .workers.pool import WorkerPool
 
 __all__ = ["create_server"]
 
-INSTRUCTIONS = """Query SQLite databases safely. Start with list_tables, then describe_table for the tables
-you need, then query with bound params (one statement per call; page with next_cursor). explain_query
+INSTRUCTIONS = """Query SQLite databases safely. Start with list_tables (search_schema when there are many
+tables), then describe_table for the tables you need, then query with bound params (one statement per call; page with next_cursor). explain_query
 shows the plan and missing indexes. Read-only unless the server was started with --allow-write."""
 
 
@@ -31,10 +31,14 @@ def create_server(settings: Settings, *, pool: WorkerPool | None = None) -> Fast
         {
             READ: lambda tools: read.register(tools, databases),
             WRITE: lambda tools: write.register(tools, databases, settings.exposure),
+            SEARCH: lambda tools: search.register(tools, databases),
+            ACROSS: lambda tools: across.register(tools, databases),
+            EXPORT: lambda tools: export.register(tools, databases, settings.export_dir),
+            IMPORT: lambda tools: imports.register(tools, databases, settings.import_dir),
         },
     )
     # Writer connections only where a tool can use them.
-    databases.open(writable="execute" in served, create=settings.create)
+    databases.open(writable=bool({"execute", "import_csv"} & set(served)), create=settings.create)
     after_initialize(server, databases.warm_up)
     register_resources(server, databases)
     return server

@@ -17,9 +17,13 @@ from dockyard_shared.paths import user_data_dir
 from dockyard_shared.toolsets import Exposure, Toolset, exposure_from
 
 __all__ = [
+    "ACROSS",
+    "EXPORT",
+    "IMPORT",
     "MAX_REPLY_CHARS",
     "MIN_WORKER_MB",
     "READ",
+    "SEARCH",
     "SERVER_RESERVE_MB",
     "TOOLSETS",
     "WRITE",
@@ -40,7 +44,21 @@ WRITE = Toolset(
     read_only=False,
     default=False,
 )
-TOOLSETS = (READ, WRITE)
+SEARCH = Toolset("search", "search_schema: tables and columns by name or type, in levels", read_only=True)
+ACROSS = Toolset("across", "query_across: one read-only query over every served database", read_only=True)
+EXPORT = Toolset(
+    "export",
+    "export_csv: a query or table into a CSV/TSV file in --export-dir",
+    read_only=False,
+    default=False,
+)
+IMPORT = Toolset(
+    "import",
+    "import_csv: a CSV/TSV file of --import-dir into a new table (with --allow-write)",
+    read_only=False,
+    default=False,
+)
+TOOLSETS = (READ, WRITE, SEARCH, ACROSS, EXPORT, IMPORT)
 
 # The longest result any call returns at the default limits (tests hold every tool to it).
 MAX_REPLY_CHARS = 100_000
@@ -76,6 +94,7 @@ class Limits:
     memory_mb: int = 512  # the server's memory bound: its own process and its workers (--memory-mb)
     workers: int = 3  # SQLite worker processes, shared by every database (--workers)
     max_write_mb: int = 64  # how much one execute call may grow the database file (--max-write-mb)
+    max_export_mb: int = 64  # the largest file export_csv writes (--max-export-mb)
 
 
 @dataclass(frozen=True)
@@ -92,6 +111,8 @@ class Settings:
     exposure: Exposure = field(default_factory=Exposure)
     create: bool = False  # create a missing database file (only where execute is served)
     limits: Limits = field(default_factory=Limits)
+    export_dir: Path | None = None  # where export_csv writes (--export-dir); None: export is off
+    import_dir: Path | None = None  # where import_csv reads (--import-dir); None: import is off
 
 
 def parse_database_spec(value: str) -> DatabaseSpec:
@@ -167,6 +188,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=defaults.max_write_mb,
         help="with --allow-write: how much one execute call may grow a database file",
     )
+    group.add_argument(
+        "--export-dir",
+        metavar="DIR",
+        help="serve export_csv, writing CSV/TSV files into this folder only (never overwriting)",
+    )
+    group.add_argument(
+        "--max-export-mb", type=int, default=defaults.max_export_mb, help="the largest file export_csv writes"
+    )
+    group.add_argument(
+        "--import-dir",
+        metavar="DIR",
+        help="with --allow-write: serve import_csv, reading CSV/TSV files from this folder only",
+    )
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -177,8 +211,15 @@ def settings_from(args: argparse.Namespace) -> Settings:
         raise InvalidArgument(
             "--create needs --allow-write.", next_step="Add --allow-write, or drop --create."
         )
-    if min(args.max_rows, args.timeout_ms, args.workers, args.max_write_mb) < 1:
-        raise InvalidArgument("--max-rows, --timeout-ms, --workers and --max-write-mb must be positive.")
+    if args.import_dir and not args.allow_write:
+        raise InvalidArgument(
+            "--import-dir needs --allow-write (import_csv creates tables).",
+            next_step="Add --allow-write, or drop --import-dir.",
+        )
+    if min(args.max_rows, args.timeout_ms, args.workers, args.max_write_mb, args.max_export_mb) < 1:
+        raise InvalidArgument(
+            "--max-rows, --timeout-ms, --workers, --max-write-mb and --max-export-mb must be positive."
+        )
     least = least_memory_mb(args.workers)
     if args.memory_mb < least:
         raise InvalidArgument(
@@ -200,8 +241,32 @@ def settings_from(args: argparse.Namespace) -> Settings:
         memory_mb=args.memory_mb,
         workers=args.workers,
         max_write_mb=args.max_write_mb,
+        max_export_mb=args.max_export_mb,
     )
     exposure = exposure_from(args)
     if args.allow_write:
         exposure = exposure.enabling(WRITE.name)
-    return Settings(databases=tuple(specs), exposure=exposure, create=args.create, limits=limits)
+    export_dir = folder(args.export_dir, "--export-dir") if args.export_dir else None
+    import_dir = folder(args.import_dir, "--import-dir") if args.import_dir else None
+    if export_dir:
+        exposure = exposure.enabling(EXPORT.name)
+    if import_dir:
+        exposure = exposure.enabling(IMPORT.name)
+    return Settings(
+        databases=tuple(specs),
+        exposure=exposure,
+        create=args.create,
+        limits=limits,
+        export_dir=export_dir,
+        import_dir=import_dir,
+    )
+
+
+def folder(value: str, flag: str) -> Path:
+    """An operator-named folder, resolved once (symbolic links in it followed now, by the operator's choice)."""
+    path = Path(os.path.expanduser(value)).resolve()
+    if not path.is_dir():
+        raise InvalidArgument(
+            f"{flag} {value}: not an existing folder.", next_step=f"Create it, or fix {flag}."
+        )
+    return path

@@ -10,6 +10,7 @@ budget and the authorizer, in a worker process (:mod:`..workers`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import sqlite3
@@ -21,13 +22,25 @@ from typing import TypeVar
 from dockyard_shared import InvalidArgument, NotFound, Problem
 
 from ..catalog_cache import CatalogCache
-from ..models import ExecuteResult, PlanNode, QueryPlan, QueryResult, TableDescription, TableSummary
+from ..csv_rows import CHUNK_BYTES
+from ..files import ExportFile
+from ..models import (
+    ExecuteResult,
+    ForeignKeyInfo,
+    ImportResult,
+    PlanNode,
+    QueryPlan,
+    QueryResult,
+    SchemaSearch,
+    TableDescription,
+    TableSummary,
+)
 from ..settings import DatabaseSpec, Limits
 from ..workers.connection import RemoteConnection
 from ..workers.limits import DatabaseTarget
 from ..workers.pool import WorkerPool
-from . import catalog, writes
-from .catalog import MAX_LISTED_TABLES, TableListing
+from . import catalog, imports, writes
+from .catalog import MAX_LISTED_TABLES, TableListing, search
 from .connection import (
     MAX_VALUE_BYTES,
     Budget,
@@ -63,9 +76,14 @@ class Database:
         create: bool,
         limits: Limits,
         pool: WorkerPool | None = None,
+        attach: tuple[tuple[str, str], ...] = (),
+        main: str | None = None,
     ) -> None:
+        """``attach`` and ``main``: a query_across database, whose connections open ``main`` (a served
+        file's path, or :data:`MEMORY`) and attach ``attach`` read-only; ``spec`` only names it."""
         self.alias = spec.alias
         self.path = spec.path
+        self.attached = [schema for schema, _ in attach]
         self.writable = writable
         self.limits = limits
         self._own_pool = pool is None
@@ -75,7 +93,12 @@ class Database:
 
         def target(writable: bool, create: bool) -> DatabaseTarget:
             return DatabaseTarget(
-                str(spec.path), writable, create, limits.busy_timeout_ms, limits.max_write_mb * 1024 * 1024
+                main or str(spec.path),
+                writable,
+                create,
+                limits.busy_timeout_ms,
+                limits.max_write_mb * 1024 * 1024,
+                attach,
             )
 
         self._reader = target(False, False)
@@ -143,7 +166,7 @@ class Database:
     def known_tables(self) -> list[str]:
         try:
             with self._connection(budget=self._budget()) as connection:
-                return catalog.table_names(connection)
+                return _known_tables(connection, self.attached)
         except (Problem, sqlite3.Error):
             return []
 
@@ -292,6 +315,73 @@ class Database:
         note = f"Only the first {len(steps)} of {len(rows)} plan steps fit one reply." if cut else None
         return QueryPlan(database=self.alias, plan=roots, full_scans=scans, note=note)
 
+    def search_schema(
+        self, pattern: str | None, column_type: str | None, detail: str, offset: int
+    ) -> SchemaSearch:
+        """Tables and columns by name or type, a page at ``detail`` (:mod:`.catalog.search`); the catalog's
+        columns are kept in :attr:`catalog` while the file is unchanged."""
+
+        def compute() -> tuple[search.CatalogColumns, bool]:
+            overall = self._budget()
+            with self._connection(budget=overall) as connection:
+                return search.all_columns(connection, overall)
+
+        columns = self.catalog.answer(("columns",), compute)
+        with contextlib.ExitStack() as stack:
+            opened: list[RemoteConnection] = []  # one connection, leased by the first look-up (full detail)
+
+            def keys(table: str) -> list[ForeignKeyInfo]:
+                if not opened:
+                    opened.append(stack.enter_context(self._connection()))
+                return search.foreign_keys(opened[0], table)
+
+            return search.search(
+                columns,
+                alias=self.alias,
+                pattern=pattern,
+                column_type=column_type,
+                detail=detail,
+                offset=offset,
+                max_chars=self.limits.max_chars,
+                foreign_keys=keys,
+            )
+
+    def export(
+        self, sql: str, params: Params, file: ExportFile, delimiter: str, *, budget: Budget
+    ) -> tuple[int, int]:
+        """Stream a read-only statement's rows into ``file`` as CSV (formatted in the worker, a chunk at a
+        time): (rows, cells neutralised)."""
+        sql = one_statement(sql)
+        rows = neutralised = 0
+        with self._connection(budget=budget, sql=sql, params=params) as connection:
+            cursor = connection.execute(sql, bind(params))
+            if cursor.description is None:
+                raise InvalidArgument(
+                    "The statement returned no result set.", next_step="Export a SELECT (or a table)."
+                )
+            done, header = False, True
+            while not done:
+                data, count, changed, done = cursor.read_csv(delimiter, header=header, max_bytes=CHUNK_BYTES)
+                file.write(data)
+                rows, neutralised, header = rows + count, neutralised + changed, False
+        return rows, neutralised
+
+    def import_csv(
+        self, fd: int, *, name: str, delimiter: str, table: str, infer: bool, budget: Budget
+    ) -> ImportResult:
+        """A CSV file into a new table, in one transaction (:func:`.imports.import_rows`)."""
+        with self._connection(writer=True, budget=budget) as connection:
+            return imports.import_rows(
+                connection,
+                fd,
+                name=name,
+                delimiter=delimiter,
+                table=table,
+                infer=infer,
+                alias=self.alias,
+                max_write_bytes=self.max_write_mb * 1024 * 1024,
+            )
+
     # -- writing ---------------------------------------------------------------------------------
 
     def destructive_effect(self, sql: str, params: Params, *, budget: Budget | None = None) -> str | None:
@@ -325,6 +415,17 @@ def _leading(items: list[T], max_chars: int, size_of: Callable[[T], int]) -> lis
     return items
 
 
+def _known_tables(connection: RemoteConnection, attached: list[str]) -> list[str]:
+    """The tables an error's next step offers: for query_across, each attached database's as alias.table."""
+    if not attached:
+        return catalog.table_names(connection)
+    return [
+        f"{schema}.{name}"
+        for schema in attached
+        for name in catalog.table_names(connection, limit=200, schema=schema)
+    ]
+
+
 class _Hints:
     """An :class:`.errors.ErrorSource` whose look-ups run on the connection the error came from."""
 
@@ -336,11 +437,12 @@ class _Hints:
         self.max_write_mb = database.max_write_mb
         self._connection = connection
         self._params = params
+        self._attached = database.attached
 
     def known_tables(self) -> list[str]:
         try:
             self._connection.limit_to(Budget(_HINT_BUDGET_MS))
-            return catalog.table_names(self._connection)
+            return _known_tables(self._connection, self._attached)
         except (Problem, sqlite3.Error):
             return []
 

@@ -34,9 +34,10 @@ from collections import OrderedDict
 from typing import Any
 from urllib.parse import quote
 
+from ..csv_rows import csv_chunk
 from ..rows import json_chars, read_page, skip_rows
 from ..safety import AuthorizerLog, authorizer
-from .protocol import HEADER, LIMITS, frame, loads, write_message
+from .protocol import HEADER, LIMITS, MAX_ATTACHED, MEMORY, frame, loads, write_message
 
 __all__ = ["PROGRESS_STEPS", "main"]
 
@@ -68,11 +69,11 @@ class _Connection(sqlite3.Connection):
             self.execute(f"PRAGMA max_page_count = {pages + self.write_pages}")
 
 
-def _open(spec: tuple[str, bool, bool, int, int]) -> _Connection:
-    path, writable, create, busy_timeout_ms, max_write_bytes = spec
+def _open(spec: tuple) -> _Connection:
+    path, writable, create, busy_timeout_ms, max_write_bytes, attach = spec
     mode = "rwc" if create else "rw" if writable else "ro"
     connection = sqlite3.connect(
-        f"file:{quote(path)}?mode={mode}",
+        "file::memory:" if path == MEMORY else f"file:{quote(path)}?mode={mode}",
         uri=True,
         factory=_Connection,
         isolation_level=None,  # autocommit: every call is its own transaction
@@ -84,7 +85,11 @@ def _open(spec: tuple[str, bool, bool, int, int]) -> _Connection:
     # Before the authorizer goes on, while these pragmas are still ours to run.
     connection.execute("PRAGMA trusted_schema = OFF")
     connection.execute("PRAGMA foreign_keys = ON")
-    for limit, value in LIMITS.items():
+    if attach:  # query_across: the server's own ATTACHes, read-only, before the limit and authorizer
+        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, MAX_ATTACHED)
+        for schema, file in attach:
+            connection.execute("ATTACH DATABASE ? AS ?", (f"file:{quote(file)}?mode=ro", schema))
+    for limit, value in LIMITS.items():  # ATTACHED 0 from here on: the model attaches nothing
         connection.setlimit(limit, value)
     page_size = connection.execute("PRAGMA page_size").fetchone()[0]
     connection.write_pages = max(1, max_write_bytes // page_size) if writable else 0
@@ -195,6 +200,10 @@ class _Worker:
             _, cursor_id, count, self.deadline = request
             skip_rows(self._cursor(cursor_id), count)
             return "ok", _state(self.connection)
+        if op == "csv":
+            _, cursor_id, delimiter, header, max_bytes, self.deadline = request
+            data, rows, neutralised, done = csv_chunk(self._cursor(cursor_id), delimiter, header, max_bytes)
+            return "ok", (data, rows, neutralised, done, _state(self.connection))
         if op == "close":
             cursor = self.cursors.pop(request[1], None)
             if cursor is not None:

@@ -277,6 +277,13 @@ class RemoteCursor:
         self._connection._state = state
         return rows, more, stopped_by
 
+    def read_csv(self, delimiter: str, *, header: bool, max_bytes: int) -> tuple[bytes, int, int, bool]:
+        """The next rows as CSV text, formatted in the worker (:func:`dockyard_sqlite.csv_rows.csv_chunk`):
+        (data, rows, cells neutralised, done)."""
+        data, rows, neutralised, done, state = self._call("csv", delimiter, header, max_bytes)
+        self._connection._state = state
+        return data, rows, neutralised, done
+
     def skip(self, count: int) -> None:
         """Read past ``count`` rows in the worker, keeping none of them (sent now, its reply read with
         the next one)."""

@@ -9,7 +9,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["KILL_MARGIN_S", "QUEUE_GRACE_S", "Budget", "DatabaseTarget", "WorkerLimits"]
+from .protocol import MEMORY
+
+__all__ = ["KILL_MARGIN_S", "MEMORY", "QUEUE_GRACE_S", "Budget", "DatabaseTarget", "WorkerLimits"]
 
 # How long past its deadline a statement may run before its worker is killed: the progress handler
 # normally stops it within a millisecond, so this only matters for a compile or a single long step.
@@ -76,14 +78,26 @@ class WorkerLimits:
 
 @dataclass(frozen=True)
 class DatabaseTarget:
-    """A database file, the mode a worker opens it in, and how much one statement may grow it."""
+    """A database file, the mode a worker opens it in, and how much one statement may grow it.
+
+    ``attach``: (schema name, path) of the databases the worker attaches read-only to this connection
+    itself, before its authorizer goes on (query_across); ``path`` is then :data:`MEMORY` or one of
+    them served as ``main``."""
 
     path: str
     writable: bool
     create: bool
     busy_timeout_ms: int
     max_write_bytes: int
+    attach: tuple[tuple[str, str], ...] = ()
 
     @property
-    def spec(self) -> tuple[str, bool, bool, int, int]:
-        return (self.path, self.writable, self.create, self.busy_timeout_ms, self.max_write_bytes)
+    def spec(self) -> tuple[str, bool, bool, int, int, tuple[tuple[str, str], ...]]:
+        return (
+            self.path,
+            self.writable,
+            self.create,
+            self.busy_timeout_ms,
+            self.max_write_bytes,
+            self.attach,
+        )

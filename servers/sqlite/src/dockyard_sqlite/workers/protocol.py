@@ -11,6 +11,8 @@ dicts, str, bytes, int, float, bool, None). The server unpickles with a loader t
     ("page", cursor, limit, max_chars, max_cell_chars, less_names, deadline)
                                        -> ("ok", (rows, more, stopped_by, state))
     ("skip", cursor, count, deadline)  -> ("ok", state)
+    ("csv", cursor, delimiter, header, max_bytes, deadline)
+                                       -> ("ok", (data, rows, neutralised, done, state))
     ("close", cursor)                  -> ("ok", None)
     ("log",)                           -> ("ok", log)
     any failure                        -> ("error", (kind, message, log, state))
@@ -38,8 +40,10 @@ from typing import Any, BinaryIO
 __all__ = [
     "HEADER",
     "LIMITS",
+    "MAX_ATTACHED",
     "MAX_LIKE_PATTERN_BYTES",
     "MAX_VALUE_BYTES",
+    "MEMORY",
     "frame",
     "loads",
     "read_message",
@@ -57,6 +61,10 @@ MAX_VALUE_BYTES = 16 * 1024 * 1024
 # ~12 minutes per row). The worker is killed at the deadline anyway; this keeps one LIKE short enough
 # that the time limit usually stops the statement cleanly, between steps, without a kill.
 MAX_LIKE_PATTERN_BYTES = 128
+# The path of an empty in-memory main database (a served file's path is always absolute).
+MEMORY = ":memory:"
+# The most databases one connection attaches for query_across (SQLite's compiled-in ceiling).
+MAX_ATTACHED = 10
 # SQLite's own limits, set on every connection: the first line, before time and memory.
 LIMITS = {
     sqlite3.SQLITE_LIMIT_ATTACHED: 0,  # no ATTACH, no VACUUM INTO: no other file

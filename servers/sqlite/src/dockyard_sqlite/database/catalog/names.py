@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dockyard_shared import NotFound, did_you_mean
 
 from ...workers.connection import RemoteConnection
-from ..connection import quote_literal
+from ..connection import quote_identifier, quote_literal
 from ..errors import ColumnsNearby
 
 __all__ = [
@@ -50,11 +50,15 @@ def resolve(connection: RemoteConnection, name: str, *, alias: str) -> tuple[str
     )
 
 
-def table_names(connection: RemoteConnection, prefix: str = "", limit: int | None = None) -> list[str]:
-    """Names of tables and views starting with ``prefix`` (any case), by name, without counting rows."""
+def table_names(
+    connection: RemoteConnection, prefix: str = "", limit: int | None = None, *, schema: str = "main"
+) -> list[str]:
+    """Names of tables and views starting with ``prefix`` (any case), by name, without counting rows
+    (in the attached database ``schema``, for query_across)."""
     wanted = prefix.lower()
     names: list[str] = []
-    for (name,) in connection.execute(f"SELECT name FROM sqlite_master WHERE {USER_OBJECTS} ORDER BY name"):
+    catalog = "sqlite_master" if schema == "main" else f"{quote_identifier(schema)}.sqlite_master"
+    for (name,) in connection.execute(f"SELECT name FROM {catalog} WHERE {USER_OBJECTS} ORDER BY name"):
         if name.lower().startswith(wanted):
             names.append(name)
             if limit is not None and len(names) >= limit:
