@@ -15,7 +15,7 @@ from dockyard_shared.warmup import after_initialize
 from . import prompts, resources
 from .context import GitContext
 from .roots import ClientRootsMiddleware
-from .settings import GITHUB, READ, REMOTE, WRITE, Settings, writes_served
+from .settings import GITHUB, GITHUB_WRITE, READ, REMOTE, WRITE, Settings, writes_served
 from .toolsets import read
 
 __all__ = ["create_server"]
@@ -40,10 +40,15 @@ def create_server(settings: Settings) -> FastMCP:
             REMOTE: lambda registrar: _toolset("remote").register(
                 registrar, git, writes=writes_served(settings.exposure)
             ),
+            GITHUB_WRITE: lambda registrar: _toolset("github_write").register(registrar, git),
         },
         unavailable=None
         if settings.github_token
-        else {GITHUB.name: f"it needs a GitHub token in ${settings.github_token_env}."},
+        else {
+            name: f"it needs a GitHub token in ${settings.github_token_env} (--github-token-env names "
+            "another variable)."
+            for name in (GITHUB.name, GITHUB_WRITE.name)
+        },
     )
     after_initialize(server, git.warm_up)
     roots = ClientRootsMiddleware(git) if git.follows_client_roots else None
