@@ -8,7 +8,7 @@ import pytest
 
 from dockyard_git.__main__ import entry
 from tests.git.fake_github import TOKEN
-from tests.git.tool_names import GITHUB_TOOLS, READ_TOOLS, REMOTE_TOOLS, WRITE_TOOLS
+from tests.git.tool_names import GITHUB_TOOLS, GITHUB_WRITE_TOOLS, READ_TOOLS, REMOTE_TOOLS, WRITE_TOOLS
 from tests.harness import Launch, open_session
 
 
@@ -28,7 +28,13 @@ def server(repo, *flags: str, token: str | None = None, monkeypatch=None):
         ((), TOKEN, READ_TOOLS | GITHUB_TOOLS),
         (("--allow-write",), None, READ_TOOLS | WRITE_TOOLS),
         (("--toolsets", "write"), None, WRITE_TOOLS),
-        (("--toolsets", "all"), TOKEN, READ_TOOLS | WRITE_TOOLS | GITHUB_TOOLS | REMOTE_TOOLS),
+        (
+            ("--toolsets", "all"),
+            TOKEN,
+            READ_TOOLS | WRITE_TOOLS | GITHUB_TOOLS | REMOTE_TOOLS | GITHUB_WRITE_TOOLS,
+        ),
+        (("--toolsets", "all"), None, READ_TOOLS | WRITE_TOOLS | REMOTE_TOOLS),
+        (("--toolsets", "default,github_write"), TOKEN, READ_TOOLS | GITHUB_TOOLS | GITHUB_WRITE_TOOLS),
         (("--allow-write", "--read-only"), TOKEN, READ_TOOLS | GITHUB_TOOLS),
         (("--tools", "git_commit,git_add"), None, READ_TOOLS | {"git_commit", "git_add"}),
         (("--toolsets", "github", "--exclude-tools", "github_issue"), TOKEN, GITHUB_TOOLS - {"github_issue"}),
@@ -55,7 +61,8 @@ async def test_a_tool_left_out_cannot_be_called(repo, era, monkeypatch):
     ("flags", "expected"),
     [
         (("--toolsets", "github"), "needs a GitHub token in $GITHUB_TOKEN"),
-        (("--toolsets", "writes"), "Valid toolsets: github, read, remote, write"),
+        (("--toolsets", "github_write"), "needs a GitHub token in $GITHUB_TOKEN (--github-token-env"),
+        (("--toolsets", "writes"), "Valid toolsets: github, github_write, read, remote, write"),
         (("--tools", "git_frobnicate"), "Valid tools:"),
         (("--tools", "git_push"), "git_push is served only together with the write toolset"),
     ],

@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ..bounds import json_chars
+
 __all__ = ["StepCut", "cut_step"]
 
 _STAMP = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z ?")
@@ -38,6 +40,7 @@ class StepCut:
     max_errors: int
     lines: int = 0  # the step's lines seen
     head: list[tuple[int, str]] = field(default_factory=list)
+    head_chars: int = 0
     tail: deque[tuple[int, str]] = field(default_factory=deque)
     tail_chars: int = 0
     errors: list[str] = field(default_factory=list)
@@ -65,20 +68,31 @@ class StepCut:
         self.lines += 1
         entry = (self.lines, text)
         if self.from_line is not None:
-            if self.lines >= self.from_line and self.tail_chars + len(text) + 1 <= self.max_chars:
+            size = json_chars(text) + 2
+            if self.lines >= self.from_line and self.tail_chars + size <= self.max_chars:
                 self.tail.append(entry)
-                self.tail_chars += len(text) + 1
+                self.tail_chars += size
             return
-        if len(self.head) < self.head_lines:
+        size = json_chars(text) + 2
+        if (
+            len(self.head) == self.lines - 1
+            and len(self.head) < self.head_lines
+            and (self.head_chars + size <= self.max_chars // 4)
+        ):  # the step's first lines, while they take at most a quarter of the room
             self.head.append(entry)
+            self.head_chars += size
             return
-        self._keep_tail(self.tail, entry, "tail_chars")
+        self._keep_tail(self.tail, entry, "tail_chars", self.max_chars - self.head_chars)
 
-    def _keep_tail(self, tail: deque[tuple[int, str]], entry: tuple[int, str], counter: str) -> None:
+    def _keep_tail(
+        self, tail: deque[tuple[int, str]], entry: tuple[int, str], counter: str, limit: int | None = None
+    ) -> None:
+        """Add ``entry`` to a tail kept within ``limit`` characters as JSON (a line's newline included)."""
+        limit = self.max_chars if limit is None else limit
         tail.append(entry)
-        size = getattr(self, counter) + len(entry[1]) + 1
-        while size > self.max_chars and len(tail) > 1:
-            size -= len(tail.popleft()[1]) + 1
+        size = getattr(self, counter) + json_chars(entry[1]) + 2
+        while size > limit and len(tail) > 1:
+            size -= json_chars(tail.popleft()[1]) + 2
         setattr(self, counter, size)
 
     def shown(self) -> list[tuple[int, str]]:
