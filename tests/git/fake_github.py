@@ -340,7 +340,8 @@ class _Handler(BaseHTTPRequestHandler):
             }
         )
         graphql = path == "/graphql"
-        if self.headers.get("Authorization") not in (f"token {fake.token}", f"Bearer {fake.token}"):
+        scheme, _, credential = (self.headers.get("Authorization") or "").partition(" ")
+        if scheme.lower() not in ("token", "bearer") or credential != fake.token:  # schemes: any case
             self._error(401, "Bad credentials", "https://docs.github.com/graphql" if graphql else DOCS)
             return True
         if fake.rate_limited:

@@ -474,3 +474,38 @@ async def test_line_origin_fences_pull_request_and_issue_text(repo, fake):
         {"ORIGIN-PR-TITLE", "ORIGIN-PR-BODY", "ORIGIN-PR-LOGIN", "ORIGIN-ISSUE-TITLE", "ORIGIN-ISSUE-BODY"},
     )
     assert len(pull["body"]) < 2_500 and "[cut: showed" in pull["body"]
+
+
+# -- the fake answers GraphQL as GitHub does -----------------------------------------------------------
+
+
+def test_the_fake_refuses_bad_graphql_as_github_does(fake):
+    import httpx
+
+    def post(query: str, token: str = TOKEN) -> httpx.Response:
+        return httpx.post(
+            f"{fake.url}/graphql", json={"query": query}, headers={"Authorization": f"bearer {token}"}
+        )
+
+    unknown = post('{ repository(owner: "acme", name: "widgets") { nope } }').json()
+    assert unknown["errors"][0]["message"] == "Field 'nope' doesn't exist on type 'Repository'"
+    assert unknown["errors"][0]["extensions"]["code"] == "undefinedField" and "data" not in unknown
+    unbounded = post(
+        '{ repository(owner: "acme", name: "widgets") { pullRequest(number: 7) { reviewThreads { totalCount } } } }'
+    ).json()
+    assert unbounded["errors"][0]["type"] == "MISSING_PAGINATION_BOUNDARIES"
+    assert unbounded["data"]["repository"]["pullRequest"] is None
+    missing = post('{ repository(owner: "acme", name: "nope") { id } }').json()
+    assert missing == {
+        "data": {"repository": None},
+        "errors": [
+            {
+                "type": "NOT_FOUND",
+                "message": "Could not resolve to a Repository with the name 'acme/nope'.",
+                "locations": [{"line": 1, "column": 3}],
+                "path": ["repository"],
+            }
+        ],
+    }
+    denied = post('{ node(id: "x") { id } }', token="wrong")
+    assert denied.status_code == 401 and denied.json()["message"] == "Bad credentials"

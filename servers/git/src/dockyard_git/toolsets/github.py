@@ -135,7 +135,9 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         number: Number,
         job_id: Annotated[int | None, optional("integer", "Default: the first failed job.")] = None,
         step: Annotated[int | None, optional("integer", "Step number; default: the failed one.")] = None,
-        from_line: Annotated[int | None, optional("integer", "Show the step's lines from here.")] = None,
+        from_line: Annotated[
+            int | None, Field(ge=1), optional("integer", "Show the step's lines from here.", minimum=1)
+        ] = None,
         repo_path: RepoPath = None,
     ) -> JobLog:
         """Read the log of a pull request's failed GitHub Actions job, the failing step first.
