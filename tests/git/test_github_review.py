@@ -238,11 +238,16 @@ async def test_write_refusals_say_what_failed_and_what_to_do(repo, fake, era):
         graphql = await session.call_error("github_resolve_thread", {"thread_id": "PRRT_kwDOopen1"})
         unknown = await session.call_error("github_resolve_thread", {"thread_id": "PRRT_nosuchthread"})
         not_a_pull = await session.call_error("github_review_threads", {"number": 999})
+        injected = await session.call_error(
+            "github_resolve_thread",
+            {"thread_id": 'x") { id } } mutation { resolveReviewThread(input: {threadId: "PRRT_kwDOopen1'},
+        )
     for text in (rest, graphql):
         assert text.startswith("Error (permission_denied)") and "403" in text and "$GITHUB_TOKEN" in text
         assert "Resource not accessible by personal access token" in text and "--github-token-env" in text
     assert unknown.startswith("Error (not_found)") and "PRRT_nosuchthread" in unknown
     assert not_a_pull.startswith("Error (not_found)") and "Could not resolve to a PullRequest" in not_a_pull
+    assert injected.startswith("Error (invalid_argument)") and "not a GitHub node id" in injected
 
 
 async def test_graphql_rate_limit_and_bad_token_are_reported_as_github_says_them(repo, fake, era):
@@ -453,6 +458,11 @@ async def test_line_origin_says_when_github_does_not_know_the_commit_or_no_pull_
     assert [c["on_github"] for c in origin["commits"]] == [False, True]
     assert "does not know commit" in origin["note"] and "No pull request brought in commit" in origin["note"]
     assert wide.startswith("Error (invalid_argument)")
+    (repo / "src" / "app.py").write_text("not committed\n" + (repo / "src" / "app.py").read_text())
+    async with open_session(make_server(repo, github_token=TOKEN, github_api_url=fake.url)) as session:
+        fresh = (await session.call_ok("github_line_origin", {"path": "src/app.py", "line": 1})).data
+    assert fresh["commits"][0]["sha"] == "0" * 40 and not fresh["commits"][0]["on_github"]
+    assert "Line(s) 1: not committed yet." in fresh["note"]
 
 
 async def test_line_origin_fences_pull_request_and_issue_text(repo, fake):

@@ -119,7 +119,7 @@ class OriginReading:
                 )
             )
             if set(c.sha) == {"0"}:
-                notes.append(f"Lines {_lines(c.lines)} are not committed yet.")
+                notes.append(f"Line(s) {_lines(c.lines)}: not committed yet.")
             elif not node:
                 notes.append(f"GitHub does not know commit {c.sha[:12]} (not pushed yet?).")
             elif not pulls:
