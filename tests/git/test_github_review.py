@@ -17,7 +17,7 @@ from tests.git.fake_github_actions import job, stamp, step, workflow_run
 from tests.git.helpers import git, make_repo, make_server
 from tests.git.test_github import CLOSERS, assert_fenced, attack
 from tests.git.tool_names import GITHUB_TOOLS, GITHUB_WRITE_TOOLS
-from tests.harness import open_session
+from tests.harness import Launch, open_session
 
 HEAD_7 = f"{7:040x}"
 
@@ -519,3 +519,43 @@ def test_the_fake_refuses_bad_graphql_as_github_does(fake):
     }
     denied = post('{ node(id: "x") { id } }', token="wrong")
     assert denied.status_code == 401 and denied.json()["message"] == "Bad credentials"
+
+
+@pytest.mark.slow
+async def test_over_stdio_the_token_reaches_neither_replies_nor_the_log_nor_the_log_storage(
+    repo, fake, tmp_path
+):
+    log = tmp_path / "stderr.log"
+    launch = Launch(
+        "dockyard-git",
+        (
+            "--root",
+            str(repo),
+            "--github-api-url",
+            fake.url,
+            "--log-level",
+            "DEBUG",
+            "--toolsets",
+            "default,github_write",
+        ),
+        env={"GITHUB_TOKEN": TOKEN},
+    )
+    plant_threads(fake.fake)
+    plant_ci(fake)
+    fake.fake.commit_pulls[blamed_sha(repo, 3)] = [7]
+    wrapped = Launch("sh", ("-c", f'exec "$0" "$@" 2>>{log}', *launch.command()), env=launch.env)
+    texts = []
+    async with open_session(wrapped) as session:
+        for name, arguments in [
+            ("github_review_threads", {"number": 7}),
+            ("github_failed_job_log", {"number": 7}),
+            ("github_line_origin", {"path": "src/app.py", "line": 3}),
+            ("github_comment", {"number": 7, "body": "Looks good."}),
+            ("github_reply_to_thread", {"thread_id": "PRRT_kwDOopen1", "body": "Done."}),
+            ("github_resolve_thread", {"thread_id": "PRRT_kwDOopen1"}),
+        ]:
+            outcome = await session.call(name, arguments)
+            assert not outcome.is_error, (name, outcome.text)
+            texts.append(outcome.text)
+    assert not any(TOKEN in text for text in texts) and TOKEN not in log.read_text()
+    assert fake.storage.requests and all(TOKEN not in json.dumps(r["headers"]) for r in fake.storage.requests)
