@@ -31,7 +31,10 @@ WRITE = Toolset(
     default=False,
 )
 GITHUB = Toolset(
-    "github", "pull requests and issues of a repository's GitHub remote (needs a token)", read_only=True
+    "github",
+    "pull requests, issues, review threads, failed CI job logs and line origins of a repository's GitHub "
+    "remote (needs a token)",
+    read_only=True,
 )
 REMOTE = Toolset(
     "remote",
