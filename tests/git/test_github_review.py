@@ -10,7 +10,7 @@ import pytest
 
 from dockyard_git.server import create_server
 from dockyard_git.settings import MAX_REPLY_CHARS, Settings
-from dockyard_shared import InvalidArgument
+from dockyard_shared import InvalidArgument, missing_description_sections
 from dockyard_shared.toolsets import Exposure
 from tests.git.fake_github import TOKEN, FakeGitHub, RunningFake
 from tests.git.fake_github_actions import job, stamp, step, workflow_run
@@ -87,6 +87,8 @@ async def test_github_write_is_off_by_default_and_on_only_when_asked_for(repo, f
     for name in GITHUB_WRITE_TOOLS:
         hints = asked[name].annotations
         assert not hints.read_only_hint and not hints.destructive_hint and hints.open_world_hint
+    for name in GITHUB_WRITE_TOOLS | GITHUB_TOOLS:
+        assert missing_description_sections(asked[name].description) == [], name
 
 
 def test_github_write_without_a_token_stops_start_up_naming_the_variable_and_the_flag(repo):

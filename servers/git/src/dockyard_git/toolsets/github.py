@@ -120,6 +120,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         """List a pull request's review threads (line comments and their replies).
 
         Use when: working through review feedback; before github_reply_to_thread or github_resolve_thread.
+        Not for: PR-level comments (github_issue).
         Returns: per thread: id, path, line, resolved, outdated, comments (fenced, untrusted).
         Limits: 30 threads per page (next_cursor), 10 comments each; bodies cut at 8,000 characters.
         """
@@ -134,18 +135,19 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
     async def github_failed_job_log(
         number: Number,
         job_id: Annotated[int | None, optional("integer", "Default: the first failed job.")] = None,
-        step: Annotated[int | None, optional("integer", "Step number; default: the failed one.")] = None,
+        step: Annotated[int | None, optional("integer", "Default: the failed one.")] = None,
         from_line: Annotated[
-            int | None, Field(ge=1), optional("integer", "Show the step's lines from here.", minimum=1)
+            int | None, Field(ge=1), optional("integer", "Step line to start at.", minimum=1)
         ] = None,
         repo_path: RepoPath = None,
     ) -> JobLog:
         """Read the log of a pull request's failed GitHub Actions job, the failing step first.
 
         Use when: finding why CI failed on a PR.
-        Returns: the job, its steps, the failing step's log (its first lines and its end) and the ##[error]
-        lines, fenced (untrusted); other failed jobs.
-        Limits: 30,000 characters of log; a note gives from_line for the rest; logs read up to 64 MiB.
+        Not for: CI outside GitHub Actions (checks in github_pull_request).
+        Returns: job, steps, the failing step's log (first lines, end), ##[error] lines, all fenced
+        (untrusted); other failed jobs.
+        Limits: 30,000 characters of log (the note gives from_line for more); logs read up to 64 MiB.
         """
         return await git.on_github(
             repo_path,
@@ -164,6 +166,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         """Explain why lines exist: blame, then the commit's pull request and the issues it closes.
 
         Use when: asking why code is the way it is before changing it.
+        Not for: line authors only (git_blame).
         Returns: per commit (3 at most): sha, subject, the pull requests that merged it (title, body) and
         their linked issues; text by others fenced.
         Limits: descriptions cut at 2,000 characters; 2 pull requests per commit, 3 issues each.

@@ -37,7 +37,8 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
 
         Use when: the user wants a note posted on a PR or issue.
         Not for: answering a line comment (github_reply_to_thread).
-        Returns: the new comment's URL. Limits: 65,536 characters.
+        Returns: the new comment's URL.
+        Limits: 65,536 characters.
         """
         return await git.on_github(repo_path, lambda github, slug: github.writes.comment(slug, number, body))
 
@@ -47,7 +48,8 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
 
         Use when: answering a reviewer's line comment.
         Not for: a general comment (github_comment).
-        Returns: the reply's URL. Limits: threads of this repository only; 65,536 characters.
+        Returns: the reply's URL.
+        Limits: threads of this repository only; 65,536 characters.
         """
         return await git.on_github(repo_path, lambda github, slug: github.writes.reply(slug, thread_id, body))
 
@@ -60,7 +62,9 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         """Resolve (or unresolve) a pull request's review thread.
 
         Use when: the feedback in a thread has been addressed.
-        Returns: the thread's new state. Limits: threads of this repository only.
+        Not for: replying (github_reply_to_thread).
+        Returns: the thread's new state.
+        Limits: threads of this repository only.
         """
         return await git.on_github(
             repo_path, lambda github, slug: github.writes.resolve(slug, thread_id, resolved=resolved)
