@@ -43,6 +43,7 @@ def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 SLOW_MODULES = frozenset(
     {
         "tests/git/test_github.py",
+        "tests/git/test_github_review.py",
         "tests/git/test_remote.py",
         "tests/git/test_remote_hostile.py",
         "tests/git/test_remote_http.py",

@@ -13,6 +13,14 @@ combined status and check runs, issues (list, one, comments). As on api.github.c
   for a wrong token, 404 ``Not Found``, and rate limiting as 403 with ``X-RateLimit-Remaining: 0`` and
   ``X-RateLimit-Reset``.
 
+Writing (as a token with write access may): ``POST /repos/{o}/{r}/issues/{n}/comments`` → 201 with the
+comment (pull requests take issue comments too); 422 ``Validation Failed`` with an ``errors`` list for a
+blank body; with ``read_only_token`` set, 403 ``Resource not accessible by personal access token``.
+
+GraphQL (``POST /graphql``: review threads, closing issue references, a commit's pull requests and the
+thread mutations) is in :mod:`tests.git.fake_github_graphql`; GitHub Actions (workflow runs, jobs, the
+job log redirect and the storage host it points at) in :mod:`tests.git.fake_github_actions`.
+
 Everything is held in plain dicts a test may change between calls (the server reads them per request),
 e.g. to plant hostile text. Every request is recorded, headers included.
 """
@@ -28,6 +36,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
+
+from tests.git.fake_github_actions import LogStorage, serve_actions
+from tests.git.fake_github_graphql import execute
 
 TOKEN = "ghp_" + "T0k3n" * 8
 API = "https://api.github.com"
@@ -124,6 +135,17 @@ class FakeGitHub:
     # By commit SHA; a SHA not listed gets one passing status and one failing check run.
     statuses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     check_runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    read_only_token: bool = False  # the token may read, not write (403 / FORBIDDEN on writes)
+    # GraphQL: review threads by pull request number (see fake_github_graphql.Graph.thread for the keys),
+    # the issues each pull request closes, and the pull requests each commit SHA belongs to.
+    review_threads: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    closing_issues: dict[int, list[int]] = field(default_factory=dict)
+    commit_pulls: dict[str, list[int]] = field(default_factory=dict)
+    # Actions: runs, jobs by run id, logs on the storage host (set by RunningFake), jobs whose logs are gone.
+    workflow_runs: list[dict[str, Any]] = field(default_factory=list)
+    jobs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    logs_gone: set[int] = field(default_factory=set)
+    storage: Any = None
 
     def __post_init__(self) -> None:
         for n in range(1, 46):
@@ -305,26 +327,96 @@ class _Handler(BaseHTTPRequestHandler):
         chunk, headers = self._page_of(items, query, path)
         self._send(200, chunk, headers)
 
+    def _refused(self, path: str, query: dict[str, list[str]], body: Any = None) -> bool:
+        """Record the request; answer 401 for a wrong token and the rate limit when it is spent."""
+        fake = self.fake
+        fake.requests.append(
+            {
+                "method": self.command,
+                "path": path,
+                "query": query,
+                "headers": dict(self.headers),
+                "body": body,
+            }
+        )
+        graphql = path == "/graphql"
+        scheme, _, credential = (self.headers.get("Authorization") or "").partition(" ")
+        if scheme.lower() not in ("token", "bearer") or credential != fake.token:  # schemes: any case
+            self._error(401, "Bad credentials", "https://docs.github.com/graphql" if graphql else DOCS)
+            return True
+        if fake.rate_limited:
+            spent = {
+                "X-RateLimit-Remaining": "0",
+                "X-RateLimit-Used": "5000",
+                "X-RateLimit-Reset": str(int(time.time()) + 600),
+                "X-RateLimit-Resource": "graphql" if graphql else "core",
+            }
+            if graphql:  # GraphQL reports a spent quota in a 200 answer
+                self._send(
+                    200,
+                    {
+                        "errors": [
+                            {"type": "RATE_LIMITED", "message": "API rate limit exceeded for user ID 1."}
+                        ]
+                    },
+                    spent,
+                )
+            else:
+                self._error(
+                    403,
+                    "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, "
+                    "please include the request ID ABCD:1234.",
+                    "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
+                    spent,
+                )
+            return True
+        return False
+
+    def do_POST(self) -> None:
+        fake = self.fake
+        parsed = urlparse(self.path)
+        path = parsed.path
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"null")
+        except ValueError:
+            body = None
+        if self._refused(path, parse_qs(parsed.query), body):
+            return
+        if body is None:
+            self._error(400, "Problems parsing JSON")
+            return
+        if path == "/graphql":
+            self._send(200, execute(fake, self.base_url, body))
+            return
+        m = re.fullmatch(rf"/repos/{fake.owner}/{fake.name}/issues/(\d+)/comments", path)
+        number = int(m.group(1)) if m else 0
+        if not m or not any(i["number"] == number for i in [*fake.issues, *fake.pulls]):
+            self._error(404, "Not Found")
+        elif fake.read_only_token:
+            self._error(403, "Resource not accessible by personal access token")
+        elif not isinstance(body, dict) or not str(body.get("body") or "").strip():
+            self._send(
+                422,
+                {
+                    "message": "Validation Failed",
+                    "errors": [{"resource": "IssueComment", "code": "missing_field", "field": "body"}],
+                    "documentation_url": DOCS,
+                    "status": "422",
+                },
+            )
+        else:
+            comments = fake.comments.setdefault(number, [])
+            created = fake.comment(len(comments) + 1, body["body"], login="octocat")
+            created["html_url"] = created["html_url"].replace("/issues/100#", f"/issues/{number}#")
+            comments.append(created)
+            self._send(201, created)
+
     def do_GET(self) -> None:
         fake = self.fake
         parsed = urlparse(self.path)
         path, query = parsed.path, parse_qs(parsed.query)
-        fake.requests.append({"path": path, "query": query, "headers": dict(self.headers)})
-        if self.headers.get("Authorization") not in (f"token {fake.token}", f"Bearer {fake.token}"):
-            self._error(401, "Bad credentials")
-            return
-        if fake.rate_limited:
-            self._error(
-                403,
-                "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, "
-                "please include the request ID ABCD:1234.",
-                "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
-                {
-                    "X-RateLimit-Remaining": "0",
-                    "X-RateLimit-Used": "5000",
-                    "X-RateLimit-Reset": str(int(time.time()) + 600),
-                },
-            )
+        if self._refused(path, query):
             return
         prefix = f"/repos/{fake.owner}/{fake.name}"
         if not path.startswith(prefix + "/") and path != prefix:
@@ -412,7 +504,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, fake.served_issue(issue)) if issue else self._error(404, "Not Found")
         elif m := re.fullmatch(r"/issues/(\d+)/comments", rest):
             self._page(fake.comments.get(int(m.group(1)), []), query, path)
-        else:
+        elif not serve_actions(self, fake, rest, query, path):
             self._error(404, "Not Found")
 
 
@@ -423,6 +515,7 @@ class RunningFake:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         handler.base_url = self.url
         self.fake = fake
+        self.storage = fake.storage = LogStorage()  # job logs are downloaded from another host
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def __enter__(self) -> RunningFake:
@@ -432,3 +525,4 @@ class RunningFake:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+        self.storage.close()

@@ -10,6 +10,7 @@ from dockyard_git.__main__ import entry
 from tests.git.fake_github import TOKEN
 from tests.git.tool_names import (
     GITHUB_TOOLS,
+    GITHUB_WRITE_TOOLS,
     MERGING_TOOLS,
     READ_TOOLS,
     REMOTE_TOOLS,
@@ -42,6 +43,7 @@ def server(repo, *flags: str, token: str | None = None, monkeypatch=None):
             READ_TOOLS
             | WRITE_TOOLS
             | GITHUB_TOOLS
+            | GITHUB_WRITE_TOOLS
             | REMOTE_TOOLS
             | WORKTREE_TOOLS
             | MERGING_TOOLS
@@ -52,6 +54,12 @@ def server(repo, *flags: str, token: str | None = None, monkeypatch=None):
             None,
             READ_TOOLS | WORKTREE_TOOLS | MERGING_TOOLS | TAG_TOOLS,
         ),
+        (
+            ("--toolsets", "all"),
+            None,
+            READ_TOOLS | WRITE_TOOLS | REMOTE_TOOLS | WORKTREE_TOOLS | MERGING_TOOLS | TAG_TOOLS,
+        ),
+        (("--toolsets", "default,github_write"), TOKEN, READ_TOOLS | GITHUB_TOOLS | GITHUB_WRITE_TOOLS),
         (("--allow-write", "--read-only"), TOKEN, READ_TOOLS | GITHUB_TOOLS),
         (("--tools", "git_commit,git_add"), None, READ_TOOLS | {"git_commit", "git_add"}),
         (("--toolsets", "github", "--exclude-tools", "github_issue"), TOKEN, GITHUB_TOOLS - {"github_issue"}),
@@ -78,7 +86,11 @@ async def test_a_tool_left_out_cannot_be_called(repo, era, monkeypatch):
     ("flags", "expected"),
     [
         (("--toolsets", "github"), "needs a GitHub token in $GITHUB_TOKEN"),
-        (("--toolsets", "writes"), "Valid toolsets: github, merging, read, remote, tags, worktrees, write"),
+        (("--toolsets", "github_write"), "needs a GitHub token in $GITHUB_TOKEN (--github-token-env"),
+        (
+            ("--toolsets", "writes"),
+            "Valid toolsets: github, github_write, merging, read, remote, tags, worktrees, write",
+        ),
         (("--tools", "git_frobnicate"), "Valid tools:"),
         (("--tools", "git_push"), "git_push is served only together with the write toolset"),
     ],

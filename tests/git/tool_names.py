@@ -14,7 +14,16 @@ READ_TOOLS = {
     "git_grep",
 }
 WRITE_TOOLS = {"git_add", "git_unstage", "git_commit", "git_create_branch", "git_checkout", "git_stash"}
-GITHUB_TOOLS = {"github_pull_requests", "github_pull_request", "github_issues", "github_issue"}
+GITHUB_TOOLS = {
+    "github_pull_requests",
+    "github_pull_request",
+    "github_issues",
+    "github_issue",
+    "github_review_threads",
+    "github_failed_job_log",
+    "github_line_origin",
+}
+GITHUB_WRITE_TOOLS = {"github_comment", "github_reply_to_thread", "github_resolve_thread"}
 REMOTE_TOOLS = {"git_remotes", "git_fetch", "git_pull", "git_push"}
 WORKTREE_TOOLS = {"git_worktrees", "git_worktree_add", "git_worktree_remove", "git_worktree_prune"}
 MERGING_TOOLS = {"git_merge", "git_rebase", "git_cherry_pick", "git_revert"}

@@ -75,7 +75,15 @@ GIT_READ = (
     "git_tags",
 )
 GIT_WRITE = ("git_add", "git_checkout", "git_commit", "git_create_branch", "git_stash", "git_unstage")
-GITHUB = ("github_issue", "github_issues", "github_pull_request", "github_pull_requests")
+GITHUB = (
+    "github_failed_job_log",
+    "github_issue",
+    "github_issues",
+    "github_line_origin",
+    "github_pull_request",
+    "github_pull_requests",
+    "github_review_threads",
+)
 NAME_ORIGIN = ("batch_predict", "predict_origin", "quota_status")
 TASKS = (
     "add_comment",

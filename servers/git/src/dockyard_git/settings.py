@@ -32,7 +32,10 @@ WRITE = Toolset(
     default=False,
 )
 GITHUB = Toolset(
-    "github", "pull requests and issues of a repository's GitHub remote (needs a token)", read_only=True
+    "github",
+    "pull requests, issues, review threads, failed CI job logs and line origins of a repository's GitHub "
+    "remote (needs a token)",
+    read_only=True,
 )
 REMOTE = Toolset(
     "remote",
@@ -55,7 +58,13 @@ MERGING = Toolset(
 TAGS = Toolset(
     "tags", "create and delete annotated tags; verify signatures if enabled", read_only=False, default=False
 )
-TOOLSETS = (READ, WRITE, GITHUB, REMOTE, WORKTREES, MERGING, TAGS)
+GITHUB_WRITE = Toolset(
+    "github_write",
+    "comment on pull requests and issues, reply to and resolve review threads (needs a token)",
+    read_only=False,
+    default=False,
+)
+TOOLSETS = (READ, WRITE, GITHUB, REMOTE, GITHUB_WRITE, WORKTREES, MERGING, TAGS)
 # Served only when the write toolset is on too: they change local branches or the remote.
 REMOTE_WRITES = ("git_pull", "git_push")
 
@@ -244,6 +253,21 @@ MAX_LABELS_IN_LIST = 10  # per item of github_issues
 MAX_LABELS = 30  # on github_issue
 MAX_NAME_CHARS = 100  # a login, label, branch or check name (GitHub: logins 39, labels 50)
 MAX_PATH_CHARS = 300  # a changed file's path
+THREADS_PER_PAGE = 30  # review threads per github_review_threads reply
+COMMENTS_PER_THREAD = 10  # comments shown per review thread
+MAX_POST_CHARS = 65_536  # a comment the model posts (GitHub refuses longer bodies)
+MAX_LOG_DOWNLOAD_BYTES = 64 * 1024**2  # a job log is read (streamed, never held) up to this much
+LOG_DOWNLOAD_SECONDS = 60.0  # and for at most this long
+MAX_LOG_CHARS = 30_000  # log lines shown in one reply
+MAX_LOG_LINE_CHARS = 2_000  # one log line
+LOG_HEAD_LINES = 15  # a long step's first lines, shown before its end
+MAX_ERROR_LINES = 20  # ##[error] annotations gathered from the whole log
+MAX_FAILED_JOBS = 20  # failed jobs listed beside the one shown
+MAX_ORIGIN_LINES = 20  # lines github_line_origin traces at once
+MAX_ORIGIN_COMMITS = 3  # distinct commits traced
+ORIGIN_PULLS = 2  # pull requests per commit
+ORIGIN_ISSUES = 3  # linked issues per pull request
+MAX_ORIGIN_BODY_CHARS = 2_000  # a pull request's or linked issue's description in that reply
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

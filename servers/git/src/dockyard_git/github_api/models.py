@@ -117,3 +117,112 @@ class IssueDetail(BaseModel):
     total_comments: int = 0
     has_more_comments: bool
     note: str | None = None
+
+
+# -- review threads, CI logs, where a line comes from (github toolset) -------------------------------
+
+
+class ThreadComment(BaseModel):
+    author: str | None = Field(description="Login. " + UNTRUSTED_NAME)
+    created_at: str | None
+    url: str = ""
+    body: str = Field(description=f"{UNTRUSTED_TEXT} Cut when long (marked).")
+
+
+class ReviewThread(BaseModel):
+    id: str = Field(description="Thread id for github_reply_to_thread / github_resolve_thread.")
+    path: str | None = Field(description="File. " + UNTRUSTED_NAME)
+    line: int | None
+    start_line: int | None = None
+    resolved: bool
+    outdated: bool
+    resolved_by: str | None = None
+    total_comments: int
+    comments: list[ThreadComment]
+
+
+class ReviewThreads(BaseModel):
+    repository: str
+    number: int
+    url: str = ""
+    total_threads: int
+    threads: list[ReviewThread]
+    hidden_resolved: int = Field(0, description="Resolved threads on this page left out.")
+    next_cursor: str | None = Field(None, description="Pass as after for the next page.")
+    note: str | None = None
+
+
+class JobStep(BaseModel):
+    number: int
+    name: str = Field(description=UNTRUSTED_NAME)
+    conclusion: str | None
+
+
+class FailedJob(BaseModel):
+    id: int
+    name: str = Field(description=UNTRUSTED_NAME)
+    workflow: str | None = Field(None, description=UNTRUSTED_NAME)
+    conclusion: str | None
+    url: str = ""
+
+
+class JobLog(BaseModel):
+    repository: str
+    number: int
+    head_sha: str
+    job: FailedJob | None = Field(description="The job shown; null when none failed.")
+    step: JobStep | None = Field(None, description="The step whose log is shown.")
+    steps: list[JobStep] = []
+    errors: str | None = Field(None, description=f"##[error] lines of the whole log. {UNTRUSTED_TEXT}")
+    log: str | None = Field(None, description=f"The step's lines, timestamps dropped. {UNTRUSTED_TEXT}")
+    log_lines: int = Field(0, description="Lines the step has in all.")
+    shown_lines: str | None = Field(None, description="Which of them are shown, e.g. 1-15,900-1200.")
+    other_failed_jobs: list[FailedJob] = []
+    note: str | None = None
+
+
+class LinkedIssue(BaseModel):
+    number: int
+    title: str = Field(description=UNTRUSTED_TEXT)
+    state: str | None
+    url: str = ""
+    how: str = Field(description="'closes' (GitHub's link) or 'named in body' (a closing keyword).")
+    body: str | None = Field(None, description=f"{UNTRUSTED_TEXT} Cut (marked).")
+
+
+class OriginPull(BaseModel):
+    number: int
+    title: str = Field(description=UNTRUSTED_TEXT)
+    state: str | None
+    merged_at: str | None
+    author: str | None = Field(description="Login. " + UNTRUSTED_NAME)
+    url: str = ""
+    body: str | None = Field(None, description=f"{UNTRUSTED_TEXT} Cut (marked).")
+    issues: list[LinkedIssue]
+
+
+class CommitOrigin(BaseModel):
+    sha: str
+    lines: list[int]
+    summary: str = Field(description="Commit subject (from the local repository).")
+    author: str
+    date: str = Field(description="Unix time.")
+    on_github: bool = Field(description="GitHub knows the commit (it was pushed).")
+    pull_requests: list[OriginPull]
+
+
+class LineOrigin(BaseModel):
+    repository: str
+    path: str
+    commits: list[CommitOrigin]
+    note: str | None = None
+
+
+class Posted(BaseModel):
+    """What a github_write tool did."""
+
+    repository: str
+    done: str = Field(description="What was done, in the server's words.")
+    url: str = ""
+    thread_id: str | None = None
+    resolved: bool | None = None
