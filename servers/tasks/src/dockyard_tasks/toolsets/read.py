@@ -13,12 +13,13 @@ from pydantic import Field
 from dockyard_shared import READ_ONLY
 from dockyard_shared.offload import run_in_thread
 from dockyard_shared.results import model_result
+from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
 
 from ..actors import Actors
 from ..models import ChangePage, NextTask, ProjectExport, ProjectList, TaskDetail, TaskPage
 from ..rules import check_status, parse_date, parse_project_key, parse_task_id
-from .params import ProjectKey, Status, TaskId
+from .params import ProjectKey, Status, StatusOrNone, TaskId
 
 if TYPE_CHECKING:
     from ..store import TaskStore
@@ -44,7 +45,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
 
     @tools.tool(annotations=READ_ONLY)
     async def list_tasks(
-        status: Status | None = None,
+        status: StatusOrNone = None,
         assignee: str = "",
         project: Annotated[str, Field(description="A project key, e.g. WEB.")] = "",
         statuses: Annotated[list[Status], Field(description="Any of these (with status).")] = [],  # noqa: B006
@@ -122,9 +123,13 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
     async def changes_since(
         cursor: Annotated[
             str | None,
-            Field(description="next_cursor of the last call, or a summary's revision; none: from the start."),
+            optional(
+                "string", "next_cursor of the last call, or a summary's revision; none: from the start."
+            ),
         ] = None,
-        project: ProjectKey | None = None,
+        project: Annotated[
+            str | None, optional("string", "A project key such as WEB (list_projects shows them).")
+        ] = None,
         limit: Annotated[int, Field(ge=1, le=200)] = 100,
     ) -> ChangePage:
         """List every change after a cursor, oldest first, whoever made it.
