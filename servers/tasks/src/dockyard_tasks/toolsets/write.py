@@ -5,7 +5,7 @@ needs them: the store may open after ``initialize`` (``opening.py``), and its pa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from fastmcp import Context
 from fastmcp.dependencies import CurrentContext
@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from dockyard_shared import ADDITIVE, DESTRUCTIVE
 from dockyard_shared.confirm import Confirm, require_confirmation
 from dockyard_shared.offload import run_in_thread
+from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import Exposure, ToolRegistrar
 
 from ..actors import Actors
@@ -28,7 +29,18 @@ from ..models import (
     TaskRow,
     UpdateResult,
 )
-from .params import ExpectedVersion, Force, Priority, ProjectKey, Status, TaskId
+from .params import (
+    ExpectedVersion,
+    ExportDocumentArgument,
+    Force,
+    Priority,
+    PriorityOrNone,
+    ProjectKey,
+    Status,
+    StatusOrNone,
+    TaskId,
+    TextOrNone,
+)
 
 if TYPE_CHECKING:
     from ..store import TaskStore
@@ -139,14 +151,16 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
     @tools.tool(annotations=ADDITIVE)
     async def update_task(
         task_id: TaskId,
-        title: str | None = None,
-        description: str | None = None,
-        status: Status | None = None,
-        priority: Priority | None = None,
-        assignee: Annotated[str | None, Field(description='"" unassigns.')] = None,
-        labels: Annotated[list[str] | None, Field(description="Replaces the labels.")] = None,
-        due: Annotated[str | None, Field(description='YYYY-MM-DD; "" clears.')] = None,
-        parent: Annotated[str | None, Field(description='Parent task id; "" detaches.')] = None,
+        title: TextOrNone = None,
+        description: TextOrNone = None,
+        status: StatusOrNone = None,
+        priority: PriorityOrNone = None,
+        assignee: Annotated[str | None, optional("string", '"" unassigns.')] = None,
+        labels: Annotated[
+            list[str] | None, optional("array", "Replaces the labels.", items={"type": "string"})
+        ] = None,
+        due: Annotated[str | None, optional("string", 'YYYY-MM-DD; "" clears.')] = None,
+        parent: Annotated[str | None, optional("string", 'Parent task id; "" detaches.')] = None,
         expected_version: ExpectedVersion = None,
         force: Force = False,
     ) -> UpdateResult:
@@ -237,7 +251,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
 
     @tools.tool(annotations=ADDITIVE)
     async def import_project(
-        document: Annotated[dict[str, Any], Field(description="An export_project document.")],
+        document: ExportDocumentArgument,
         key: Annotated[str, Field(description="Import under this key instead.")] = "",
     ) -> ImportResult:
         """Import a project from export_project's JSON in one transaction; history logged as yours.
