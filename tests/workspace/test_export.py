@@ -118,6 +118,7 @@ def test_mistakes_are_refused_with_what_to_do(environment, capsys):
     assert "invalid choice" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_console_script_prints_only_the_json_array(tmp_path):
     done = subprocess.run(
         [str(VENV_BIN / "dockyard"), "tools", "name-origin", "--format", "anthropic"],
