@@ -8,7 +8,7 @@ from typing import Annotated
 import pytest
 from pydantic import BaseModel, ValidationError, validate_call
 
-from dockyard_shared.schema import nullable_as_type_list, optional
+from dockyard_shared.schema import nullable_as_type_list, optional, without_null_defaults
 from dockyard_shared.server import new_server
 from tests.harness import open_session
 
@@ -68,12 +68,12 @@ async def test_listed_output_schemas_use_type_lists_and_results_still_validate(e
         listed_again = (await session.list_tools())[0]
     properties = tool.output_schema["properties"]
     assert properties["size"] == {"type": ["integer", "null"]}
-    assert properties["parent"]["type"] == ["string", "null"]
+    assert properties["parent"] == {"type": ["string", "null"]}
     assert "anyOf" not in str(tool.output_schema)
     assert listed_again.output_schema == tool.output_schema
 
 
-async def test_an_optional_parameter_is_listed_by_its_type_alone_and_still_accepts_null(era):
+async def test_an_optional_parameter_is_listed_as_its_type_or_null_and_null_is_leaving_it_out(era):
     server = new_server("lean-inputs", instructions="")
 
     @server.tool
@@ -86,18 +86,40 @@ async def test_an_optional_parameter_is_listed_by_its_type_alone_and_still_accep
 
     async with open_session(server, era=era) as session:
         (tool,) = await session.list_tools()
+        # The description sits in the typed branch (google-genai keeps only that branch); no "default": null.
         assert tool.input_schema["properties"]["revision"] == {
-            "type": "string",
-            "description": "Instead of the working tree.",
-            "default": None,
+            "anyOf": [{"type": "string", "description": "Instead of the working tree."}, {"type": "null"}]
         }
-        assert tool.input_schema["properties"]["limit"] == {"type": "integer", "minimum": 1, "default": None}
+        assert tool.input_schema["properties"]["limit"] == {
+            "anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]
+        }
         assert tool.input_schema["required"] == ["pattern"]
-        for arguments, reply in (
-            ({"pattern": "x", "revision": None}, "x None None"),
-            ({"pattern": "x", "limit": 3}, "x None 3"),
-        ):
-            assert (await session.call_ok("grep", arguments)).text == reply
+        left_out = (await session.call_ok("grep", {"pattern": "x"})).text
+        given_null = (await session.call_ok("grep", {"pattern": "x", "revision": None, "limit": None})).text
+        assert left_out == given_null == "x None None"
+        assert (await session.call_ok("grep", {"pattern": "x", "limit": 3})).text == "x None 3"
+
+
+def test_optional_takes_one_type_not_a_type_list():
+    with pytest.raises(TypeError, match="type lists"):
+        optional(["object", "array"])
+
+
+def test_a_null_default_is_dropped_and_a_real_default_kept():
+    schema = {
+        "properties": {
+            "default": {"type": "string", "default": None},
+            "skip": {"type": "integer", "default": 0},
+            "path": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+        }
+    }
+    assert without_null_defaults(schema) == {
+        "properties": {
+            "default": {"type": "string"},
+            "skip": {"type": "integer", "default": 0},
+            "path": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        }
+    }
 
 
 def test_optional_changes_only_the_schema_not_validation():

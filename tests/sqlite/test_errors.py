@@ -84,7 +84,8 @@ def test_two_statements_are_one_too_many():
 def test_mismatched_params_say_how_to_pass_them():
     problem = problem_for(sqlite_error("SELECT ?, ?", params=(1,)), Source())
     assert problem.category is ErrorCategory.INVALID_ARGUMENT
-    assert "parameters do not match" in problem.what and "a list for ? placeholders" in problem.next_step
+    assert "parameters do not match" in problem.what
+    assert "a list with one value for each ?" in problem.next_step
 
 
 def test_a_constraint_violation_is_a_conflict():

@@ -13,6 +13,7 @@ from dockyard_shared.toolsets import Exposure
 from dockyard_sqlite.settings import MAX_REPLY_CHARS
 from tests.harness import open_session
 from tests.sqlite.helpers import make_server
+from tests.workspace.test_context_budget import tool_chars
 
 MAX_DESCRIPTION_CHARS = 2_048  # where one popular host cuts a tool description
 MEAN_LISTING_CHARS = 800  # description + input schema, mean per tool, every toolset on
@@ -22,11 +23,14 @@ async def test_the_tool_list_fits_the_hosts_budget(people, era):
     async with open_session(make_server(people, exposure=Exposure(toolsets=("all",))), era=era) as session:
         tools = await session.list_tools()
     assert len(tools) == 9
-    sizes = {t.name: len(t.description) + len(json.dumps(t.input_schema)) for t in tools}
+    # Measured as the workspace budget measures it: compact JSON, as the listing travels.
+    sizes = {t.name: tool_chars(t, "sqlite") for t in tools}
     assert all(len(t.description) <= MAX_DESCRIPTION_CHARS for t in tools)
     assert sum(sizes.values()) / len(sizes) <= MEAN_LISTING_CHARS, sizes
-    for tool in tools:  # lean: no $defs, no anyOf spelling of an optional parameter
-        assert "$defs" not in tool.input_schema and "anyOf" not in json.dumps(tool.input_schema), tool.name
+    for tool in tools:  # lean: no $defs, no "default": null; no type list (Gemini's Schema refuses one)
+        listed = json.dumps(tool.input_schema)
+        assert "$defs" not in listed and '"default": null' not in listed, tool.name
+        assert not any(isinstance(p.get("type"), list) for p in tool.input_schema["properties"].values())
 
 
 LONG = 100  # characters of every column name below

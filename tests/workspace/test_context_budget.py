@@ -30,8 +30,27 @@ def widest(name: str, monkeypatch, tmp_path):
     return entry.build(entry.parser(with_runner=False).parse_args(["--toolsets", "all"]))
 
 
-def tool_chars(tool) -> int:
-    return len(tool.description or "") + len(json.dumps(tool.input_schema, separators=(",", ":")))
+# Arguments that carry a whole document the model copies from another tool's reply: their schema is the
+# document's data shape, spelled out so strict function calling (OpenAI) and Gemini can express it, not
+# prose a denser wording could shorten. The mean counts them by their description; the shape has a ceiling
+# of its own.
+DOCUMENTS = {("tasks", "import_project"): "document"}
+DOCUMENT_SCHEMA_CHARS = 4_000
+
+
+def compact(schema) -> str:
+    return json.dumps(schema, separators=(",", ":"))
+
+
+def tool_chars(tool, server: str = "") -> int:
+    schema = tool.input_schema
+    document = DOCUMENTS.get((server, tool.name))
+    if document:
+        shape = schema["properties"][document]
+        assert len(compact(shape)) <= DOCUMENT_SCHEMA_CHARS, f"{tool.name}.{document}: {len(compact(shape))}"
+        described = {"description": shape.get("description", "")}
+        schema = {**schema, "properties": {**schema["properties"], document: described}}
+    return len(tool.description or "") + len(compact(schema))
 
 
 @pytest.mark.parametrize("name", sorted(SERVERS))
@@ -42,7 +61,7 @@ async def test_no_description_is_cut_by_a_host_and_the_mean_tool_is_dense(name, 
         t.name: len(t.description or "") for t in tools if len(t.description or "") > HOST_DESCRIPTION_LIMIT
     }
     assert not too_long, f"descriptions over {HOST_DESCRIPTION_LIMIT:,} characters: {too_long}"
-    sizes = {t.name: tool_chars(t) for t in tools}
+    sizes = {t.name: tool_chars(t, name) for t in tools}
     mean = sum(sizes.values()) / len(sizes)
     assert mean <= MEAN_TOOL_CHARS, (
         f"{name}: {mean:.0f} characters per tool on average; largest: "

@@ -8,7 +8,7 @@ import json
 import pytest
 from fastmcp.server.middleware.dereference import _dereference_resource_template, _dereference_tool
 
-from dockyard_shared.schema import ListedSchemas, nullable_as_type_list
+from dockyard_shared.schema import ListedSchemas, nullable_as_type_list, without_null_defaults
 from tests.harness import open_session
 from tests.workspace.test_context_budget import SERVERS, widest
 
@@ -35,11 +35,19 @@ async def test_every_listed_schema_is_what_fastmcp_would_have_listed(name, monke
         if raw.output_schema is not None:  # the output schema is made lean first, as it was before
             raw = raw.model_copy(update={"output_schema": nullable_as_type_list(raw.output_schema)})
             inlined += "$defs" in raw.output_schema
+        # Every schema is listed without "default": null (dockyard_shared.schema.without_null_defaults).
+        raw = raw.model_copy(
+            update={
+                "parameters": without_null_defaults(raw.parameters),
+                "output_schema": without_null_defaults(raw.output_schema),
+            }
+        )
         expected = _dereference_tool(raw).to_mcp_tool()  # what FastMCP's DereferenceRefsMiddleware lists
         assert as_sent(tool.input_schema) == as_sent(expected.input_schema), tool.name
         assert as_sent(tool.output_schema) == as_sent(expected.output_schema), tool.name
     for template in listed_templates:
         raw = templates[template.uri_template]
+        raw = raw.model_copy(update={"parameters": without_null_defaults(raw.parameters)})
         expected = _dereference_resource_template(raw).to_mcp_template()
         assert as_sent(template) == as_sent(expected), template.uri_template
     # (a recursive schema, such as sqlite's query plan, keeps its references: FastMCP cannot inline it either)

@@ -8,6 +8,7 @@ server by name, so installing or removing one needs no change here.
     dockyard serve all [runner flags]          every server on one HTTP port, each at /NAME/mcp
     dockyard config claude-desktop|cursor|vscode [--form uvx|run] [--server NAME ...]
                     [--toolsets A,B] [--tools X,Y] [--exclude-tools X,Y] [--read-only]
+    dockyard tools NAME [--format openai|anthropic|gemini] [server flags]   function-calling definitions
 """
 
 from __future__ import annotations
@@ -137,6 +138,12 @@ def _parser() -> argparse.ArgumentParser:
         help="configure only this server (repeatable; default: every installed one)",
     )
     add_exposure_arguments(config)
+    tools = commands.add_parser(
+        "tools",
+        help="print one server's tools as OpenAI, Anthropic or Gemini function definitions (JSON)",
+        add_help=False,
+    )
+    tools.add_argument("name")
     return parser
 
 
@@ -187,6 +194,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 2
         return run_server(servers[name], rest)
+    if argv[:1] == ["tools"] and len(argv) >= 2 and not argv[1].startswith("-"):
+        servers = discover_servers()
+        if argv[1] not in servers:
+            print(
+                f"dockyard: no server named {argv[1]!r}; installed: {', '.join(servers) or 'none'}.",
+                file=sys.stderr,
+            )
+            return 2
+        from .export import run_export
+
+        return run_export(servers[argv[1]], argv[2:])
 
     args = parser.parse_args(argv)
     if args.command == "list":
@@ -217,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(config, indent=2))
         print(_CONFIG_HINTS[args.host], file=sys.stderr)
         return 0
-    parser.error("serve needs a server name, or 'all'")
+    parser.error(f"{args.command} needs a server name" + (", or 'all'" if args.command == "serve" else ""))
     return 2
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from dockyard_shared.schema import bulk_list
 
@@ -355,7 +355,8 @@ class TaskPartDoc(_Strict):
     """The rest of a task too big for one export page: appended to the task of the same id."""
 
     id: str
-    continues: Literal[True]
+    # Listed as a plain boolean: Gemini's types.Schema has no "const" (the value is still checked as true).
+    continues: Annotated[Literal[True], WithJsonSchema({"type": "boolean"})]
     blocked_by: list[str] = []
     comments: list[CommentDoc] = []
     history: list[HistoryDoc] = []

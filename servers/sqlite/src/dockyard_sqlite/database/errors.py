@@ -212,8 +212,8 @@ def problem_for(
         )
     if isinstance(error, sqlite3.ProgrammingError) and "binding" in lowered:
         return InvalidArgument(
-            f"The parameters do not match the statement: {message}.",
-            next_step="Pass params as a list for ? placeholders or an object for :name placeholders, one value each.",
+            f"The parameters do not match the statement: {message.rstrip('.')}.",
+            next_step="Pass params as a list with one value for each ? in order (?1, ?2… number them).",
         )
     if isinstance(error, sqlite3.IntegrityError):
         return Conflict(

@@ -64,7 +64,7 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
     )
     async def query(
         sql: Sql,
-        params: Params = None,
+        params: Params = (),
         # The schema states the ceiling; the logic enforces it with a message naming it.
         max_rows: Annotated[
             int, Field(ge=1), WithJsonSchema({"type": "integer", "minimum": 1, "maximum": limits.max_rows})
@@ -77,7 +77,7 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
         return model_result(page, plain_fields=("rows",))  # type: ignore[return-value]
 
     @tools.tool(annotations=READ_ONLY)
-    async def explain_query(sql: Sql, params: Params = None, database: DatabaseName = None) -> QueryPlan:
+    async def explain_query(sql: Sql, params: Params = (), database: DatabaseName = None) -> QueryPlan:
         """Show SQLite's plan for a statement (EXPLAIN QUERY PLAN) and which full scans an index would avoid.
 
         Use when: a query is slow, or to compare formulations.

@@ -19,7 +19,7 @@ def register(tools: ToolRegistrar, databases: DatabaseSet, exposure: Exposure) -
     @tools.tool(annotations=DESTRUCTIVE)
     async def execute(
         sql: Sql,
-        params: Params = None,
+        params: Params = (),
         confirm: Confirm = False,
         database: DatabaseName = None,
         ctx: Context = CurrentContext(),

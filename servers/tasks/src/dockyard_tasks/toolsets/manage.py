@@ -7,7 +7,7 @@ As elsewhere, the store is used in worker threads only."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from fastmcp import Context
 from fastmcp.dependencies import CurrentContext
@@ -17,6 +17,7 @@ from dockyard_shared import ADDITIVE, DESTRUCTIVE, READ_ONLY
 from dockyard_shared.confirm import Confirm, require_confirmation
 from dockyard_shared.offload import run_in_thread
 from dockyard_shared.results import model_result
+from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import Exposure, ToolRegistrar
 
 from ..actors import Actors
@@ -32,7 +33,18 @@ from ..models import (
     ProjectInfo,
     UpdateResult,
 )
-from .params import ExpectedVersion, Force, Priority, ProjectKey, Status, TaskId
+from .params import (
+    ExpectedVersion,
+    ExportDocumentArgument,
+    Force,
+    Priority,
+    PriorityOrNone,
+    ProjectKey,
+    Status,
+    StatusOrNone,
+    TaskId,
+    TextOrNone,
+)
 
 if TYPE_CHECKING:
     from ..store import TaskStore
@@ -72,11 +84,8 @@ class NewTask(BaseModel):
 def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: Exposure) -> None:
     @tools.tool(annotations=READ_ONLY)
     async def changes_since(
-        cursor: Annotated[
-            str | None,
-            Field(description="A next_cursor, or a summary's revision."),
-        ] = None,
-        project: ProjectKey | None = None,
+        cursor: Annotated[str | None, optional("string", "A next_cursor, or a summary's revision.")] = None,
+        project: Annotated[str | None, optional("string", "E.g. WEB.")] = None,
         limit: Annotated[int, Field(ge=1, le=200)] = 100,
     ) -> ChangePage:
         """List every change after a cursor, oldest first, by anyone.
@@ -139,14 +148,16 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
     @tools.tool(annotations=ADDITIVE)
     async def update_task(
         task_id: TaskId,
-        title: str | None = None,
-        description: str | None = None,
-        status: Status | None = None,
-        priority: Priority | None = None,
-        assignee: Annotated[str | None, Field(description='"" unassigns.')] = None,
-        labels: Annotated[list[str] | None, Field(description="Replaces all.")] = None,
-        due: Annotated[str | None, Field(description='YYYY-MM-DD; "" clears.')] = None,
-        parent: Annotated[str | None, Field(description='Task id; "" detaches.')] = None,
+        title: TextOrNone = None,
+        description: TextOrNone = None,
+        status: StatusOrNone = None,
+        priority: PriorityOrNone = None,
+        assignee: Annotated[str | None, optional("string", '"" unassigns.')] = None,
+        labels: Annotated[
+            list[str] | None, optional("array", "Replaces all.", items={"type": "string"})
+        ] = None,
+        due: Annotated[str | None, optional("string", 'YYYY-MM-DD; "" clears.')] = None,
+        parent: Annotated[str | None, optional("string", 'Task id; "" detaches.')] = None,
         expected_version: ExpectedVersion = None,
         force: Force = False,
     ) -> UpdateResult:
@@ -203,7 +214,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
 
     @tools.tool(annotations=ADDITIVE)
     async def import_project(
-        document: Annotated[dict[str, Any], Field(description="From export_project.")],
+        document: ExportDocumentArgument,
         key: Annotated[str, Field(description="A new key instead.")] = "",
     ) -> ImportResult:
         """Import export_project's JSON as a new project, in one transaction; history logged as yours.
@@ -246,8 +257,8 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
     @tools.tool(annotations=ADDITIVE)
     async def move_tasks(
         task_ids: list[str],
-        project: ProjectKey | None = None,
-        workstream: Annotated[str | None, Field(description='"" clears.')] = None,
+        project: Annotated[str | None, optional("string", "E.g. WEB.")] = None,
+        workstream: Annotated[str | None, optional("string", '"" clears.')] = None,
     ) -> MoveResult:
         """Move tasks, each with all its subtasks, to another project and/or workstream.
 

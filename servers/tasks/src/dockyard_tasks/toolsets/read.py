@@ -19,7 +19,7 @@ from dockyard_shared.toolsets import ToolRegistrar
 from ..actors import Actors
 from ..models import NextTask, ProjectList, TaskDetail, TaskPage
 from ..rules import check_status, check_workstream, parse_date, parse_project_key, parse_task_id
-from .params import Status, TaskId
+from .params import Status, StatusOrNone, TaskId
 
 if TYPE_CHECKING:
     from ..store import TaskStore
@@ -45,7 +45,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
 
     @tools.tool(annotations=READ_ONLY)
     async def list_tasks(
-        status: Status | None = None,
+        status: StatusOrNone = None,
         assignee: str = "",
         project: Annotated[str, Field(description="E.g. WEB.")] = "",
         statuses: Annotated[list[Status], Field(description="Any of these (with status).")] = [],  # noqa: B006

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from dockyard_shared import ADDITIVE
 from dockyard_shared.offload import run_in_thread
+from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
 
 from ..actors import Actors
@@ -104,7 +105,8 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
         task_id: TaskId,
         kind: Literal["criteria", "plan"],
         items: Annotated[
-            list[str] | None, Field(description="Replaces the list (ticks kept by text).")
+            list[str] | None,
+            optional("array", "Replaces the list (ticks kept by text).", items={"type": "string"}),
         ] = None,
         check: list[int] = [],  # noqa: B006
         uncheck: list[int] = [],  # noqa: B006
