@@ -42,7 +42,7 @@ def server_flags(name: str, tmp_path) -> list[str]:
     if name == "git":
         return ["--root", str(make_repo(tmp_path / "repo"))]
     if name == "tasks":
-        return ["--demo", "--database-url", f"sqlite:///{tmp_path / 'tasks.db'}"]
+        return ["--demo", "--toolsets", "all", "--database-url", f"sqlite:///{tmp_path / 'tasks.db'}"]
     return []
 
 

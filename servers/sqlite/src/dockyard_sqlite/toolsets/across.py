@@ -22,7 +22,7 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
     @tools.tool(annotations=READ_ONLY)
     async def query_across(
         sql: Sql,
-        params: Params = None,
+        params: Params = (),
         max_rows: Annotated[
             int, Field(ge=1), WithJsonSchema({"type": "integer", "minimum": 1, "maximum": limits.max_rows})
         ] = limits.default_rows,

@@ -25,7 +25,7 @@ def register(tools: ToolRegistrar, databases: DatabaseSet, folder: Path | None) 
         file: Annotated[str, Field(description="Plain name, .csv or .tsv")],
         sql: Annotated[str | None, optional("string", "Read-only; or pass table")] = None,
         table: Annotated[str | None, optional("string")] = None,
-        params: Params = None,
+        params: Params = (),
         database: DatabaseName = None,
     ) -> ExportResult:
         """Write a query's or table's rows to a CSV/TSV file in the export folder.

@@ -45,7 +45,19 @@ from ..models import (
 )
 from ..notices import channel_for_schema, payload_parts
 from ..rules import check_name, check_workstream, format_task_id, parse_project_key, parse_task_id
-from . import checklists, detail, feed, links, moves, mutations, queries, sources, summary, transfer
+from . import (
+    checklists,
+    detail,
+    feed,
+    importing,
+    links,
+    moves,
+    mutations,
+    queries,
+    sources,
+    summary,
+    transfer,
+)
 from .engine import STATEMENT_TIMEOUT_S, WRITE, is_postgres, make_engine, shown_url
 from .errors import problem_for
 from .history import ChangeEvent, Recorder
@@ -421,7 +433,7 @@ class TaskStore:
 
     def import_project(self, document: object, *, actor: str, key: str | None = None) -> ImportResult:
         with self._writing_connection(actor) as (s, rec):
-            return transfer.import_document(s, rec, document, key=key, max_tasks=self.limits.import_tasks)
+            return importing.import_document(s, rec, document, key=key, max_tasks=self.limits.import_tasks)
 
     def update_checklist(
         self,
