@@ -219,6 +219,9 @@ class NationalizeClient:
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.base_url = api_url.rstrip("/") + "/"
+        # Where requests go, as the operator configured it (--api-url has no credentials or query): named
+        # in every error about reaching it, so a wrong URL reads as a wrong URL, not as an outage.
+        self.address = api_url.rstrip("/")
         self._api_key = api_key
         self._scrubber = KeyScrubber(api_key)
         self.key_env = key_env
@@ -325,7 +328,7 @@ class NationalizeClient:
         if status in REFUSALS or status >= 500:
             raise self._problem(status, rate, body, len(names))
         if status != 200:
-            raise UpstreamFault(f"it answered HTTP {status}, which its API does not document")
+            raise self._wrong_address(status, response.reason_phrase)
         try:
             return parse_answers(
                 body,
@@ -382,15 +385,28 @@ class NationalizeClient:
             )
         return problem
 
+    def _wrong_address(self, status: int, reason: str) -> UpstreamUnavailable:
+        """An HTTP status nationalize never sends (404, a redirect…): the configured URL is not its API."""
+        said = f"HTTP {status} {reason}".strip()
+        return UpstreamUnavailable(
+            f"{SERVICE} at {self.address} (the server's --api-url) answered {said}, which nationalize's API "
+            "never sends: that URL does not look like nationalize's API.",
+            retryable=False,
+            next_step="Retrying will not help. Tell the user to correct the server's --api-url (nationalize's "
+            "own is https://api.nationalize.io) and restart it; cached names still answer meanwhile.",
+        )
+
     def _unavailable(self, error: BaseException, *, attempts: int) -> UpstreamUnavailable:
         import httpx
 
+        check = ""
         if isinstance(error, _TransientStatus):
             cause = f"answered HTTP {error.status}"
         elif isinstance(error, (httpx.TimeoutException, TimeoutError)):
             cause = "did not answer in time"
         elif isinstance(error, httpx.ConnectError):
-            cause = "could not be reached"
+            cause = f"could not be reached at {self.address}: {_connect_cause(error)}"
+            check = "; if it persists, tell the user to check the server's --api-url"
         else:
             cause = f"dropped the connection ({type(error).__name__})"
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
@@ -399,7 +415,7 @@ class NationalizeClient:
             circuit = f" Requests are paused for {math.ceil(self.breaker.retry_in())} s to let it recover."
         return UpstreamUnavailable(
             f"{SERVICE} {cause} ({tries}).{circuit}",
-            next_step="Retry in a minute; cached names still answer meanwhile.",
+            next_step=f"Retry in a minute{check}; cached names still answer meanwhile.",
         )
 
     def _circuit_problem(self, retry_in: float) -> UpstreamUnavailable:
@@ -408,6 +424,24 @@ class NationalizeClient:
             f"the next try is allowed in {max(1, math.ceil(retry_in))} s.",
             next_step="Retry after that; cached names still answer meanwhile.",
         )
+
+
+def _connect_cause(error: BaseException) -> str:
+    """Why a connection failed, in words: the operating system's error found under the client's wrapping."""
+    import socket
+
+    seen: BaseException | None = error
+    for _ in range(8):  # the client library wraps the OS error two or three levels down
+        if seen is None:
+            break
+        if isinstance(seen, socket.gaierror):
+            return "its host name could not be resolved (DNS lookup failed)"
+        if isinstance(seen, ConnectionRefusedError):
+            return "the connection was refused (nothing listens at that address and port)"
+        if isinstance(seen, OSError) and seen.errno is not None:
+            return f"{seen.strerror or seen}".lower()
+        seen = seen.__cause__ or seen.__context__
+    return "the connection failed"
 
 
 def _is_transient(error: BaseException) -> bool:
