@@ -44,7 +44,7 @@ async def test_read_only_lists_and_serves_only_the_read_tools(sqlite_url, era):
     async with open_session(make_server(sqlite_url, demo=True, read_only=True), era=era) as session:
         assert await session.tool_names() == READ_TOOLS
         text = await session.call_error("update_task_status", {"task_id": "TASK-1", "new_status": "done"})
-        assert "Unknown tool" in text
+        assert "switched off" in text and "--read-only" in text
         assert (await session.call_ok("get_task", {"task_id": "TASK-1"})).data["status"] == "in_progress"
 
 

@@ -29,6 +29,7 @@ WRITE = Toolset(
     "stage, commit, branch, switch and stash; never discards work (--allow-write)",
     read_only=False,
     default=False,
+    flag="--allow-write",
 )
 GITHUB = Toolset(
     "github", "pull requests and issues of a repository's GitHub remote (needs a token)", read_only=True
@@ -38,6 +39,7 @@ REMOTE = Toolset(
     "remotes, fetch; fast-forward pull and push with the write toolset too (--allow-remote)",
     read_only=False,
     default=False,
+    flag="--allow-remote",
 )
 TOOLSETS = (READ, WRITE, GITHUB, REMOTE)
 # Served only when the write toolset is on too: they change local branches or the remote.

@@ -39,6 +39,7 @@ WRITE = Toolset(
     "execute: INSERT/UPDATE/DELETE and table DDL (--allow-write); destroying data asks the user",
     read_only=False,
     default=False,
+    flag="--allow-write",
 )
 TOOLSETS = (READ, WRITE)
 
