@@ -29,7 +29,7 @@ fast-forward pull and push; the server never merges, rebases or force-pushes wit
 def create_server(settings: Settings) -> FastMCP:
     git = GitContext.from_settings(settings)
     server = new_server("dockyard-git", instructions=INSTRUCTIONS, distribution="dockyard-git")
-    install(
+    served = install(
         server,
         settings.exposure,
         # The toolsets off by default are imported only when installed (their models take ~10 ms to build).
@@ -50,7 +50,7 @@ def create_server(settings: Settings) -> FastMCP:
     if roots is not None:
         server.add_middleware(roots)
     resources.register(server, git, roots)
-    prompts.register(server, git)
+    prompts.register(server, git, served)
     return server
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
 
 from dockyard_shared import (
     InvalidArgument,
@@ -282,7 +283,7 @@ class History:
                         line=number,
                         sha=sha,
                         author=clip(data.get("author", ""), self.limits.max_subject_chars),
-                        date=data.get("author-time", ""),
+                        date=_iso_date(data.get("author-time", ""), data.get("author-tz", "")),
                         summary=clip(data.get("summary", ""), self.limits.max_subject_chars),
                         text=clip(raw[1:], self.limits.max_line_chars),
                     )
@@ -471,3 +472,18 @@ class History:
         """Tracked paths starting with ``prefix`` (for completions)."""
         output = self.plumbing.git(repo, "ls-files", "-z", max_bytes=2_000_000, check=False)
         return [p for p in output.text.split("\x00") if p and p.startswith(prefix)][:limit]
+
+
+def _iso_date(epoch: str, zone: str) -> str:
+    """git blame's author-time and author-tz (``1700000000``, ``+0100``) as git log's ``%aI`` writes the same
+    moment (``2023-11-14T23:13:20+01:00``), so every tool gives dates in one form; '' when git gave none."""
+    if not epoch.isdigit():
+        return ""
+    offset = timedelta(0)
+    if re.fullmatch(r"[+-]\d{4}", zone):
+        sign = -1 if zone[0] == "-" else 1
+        offset = sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[3:5]))
+    try:
+        return datetime.fromtimestamp(int(epoch), timezone(offset)).isoformat()
+    except (OverflowError, OSError, ValueError):
+        return ""

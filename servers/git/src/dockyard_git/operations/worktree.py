@@ -56,6 +56,9 @@ class Worktree:
                     path=str(repo.path), name=repo.name, bare=repo.bare, branch=branch, dirty=dirty
                 )
             )
+        if not infos:
+            empty = self.plumbing.repositories.none_found()
+            return RepositoryList(repositories=[], note=f"{empty.what} {empty.next_step}")
         listed, more, _ = take(infos, max_items=len(infos), max_chars=self.limits.max_reply_chars)
         return RepositoryList(
             repositories=listed,
