@@ -83,3 +83,9 @@ async def test_the_commit_message_prompt_names_git_add_only_where_it_is_served(t
         writing = " ".join(await session.get_prompt("commit_message", {}))
     assert "Nothing is staged" in read_only and "git_add" not in read_only and "git add" in read_only
     assert "Nothing is staged" in writing and "git_add" in writing
+
+
+async def test_a_page_of_one_commit_says_one_commit(repo, era):
+    async with open_session(make_server(repo), era=era) as session:
+        page = (await session.call_ok("git_log", {"max_count": 1})).data
+    assert page["note"].startswith("Showing 1 commit from 0."), page["note"]

@@ -46,3 +46,9 @@ async def test_a_host_name_that_does_not_resolve_is_named_as_a_dns_failure():
     single, note = await both_tools(url, "2026-07-28")
     for text in (single, note):
         assert f"could not be reached at {url}: its host name could not be resolved" in text, text
+
+
+async def test_one_name_not_fetched_is_one_name(nationalize):
+    async with open_session(make_server(nationalize.url + "/wrong")) as session:
+        note = (await session.call_ok("batch_predict", {"names": ["michael"]})).data["note"]
+    assert note.startswith("1 name not fetched:"), note

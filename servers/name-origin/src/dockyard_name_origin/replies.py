@@ -106,7 +106,7 @@ class Run:
         if self.progress is None or (not force and done - self.reported < self.total / _PROGRESS_STEPS):
             return
         self.reported = done
-        await self.progress(done, self.total, f"{done} of {self.total} names answered")
+        await self.progress(done, self.total, f"{done} of {plural(self.total, 'name')} answered")
 
 
 def outcome_of(answer: Answer) -> Outcome:

@@ -13,6 +13,7 @@ from dockyard_shared import (
     Problem,
     bound_text,
 )
+from dockyard_shared.words import plural
 
 from ..bounds import fit, take
 from ..models import (
@@ -151,7 +152,7 @@ class History:
         commits = [LogEntry.model_construct(**row) for row in rows]
         note = None
         if more:
-            note = f"Showing {len(commits)} commits from {skip}. More match: call git_log again with skip={skip + len(commits)}"
+            note = f"Showing {plural(len(commits), 'commit')} from {skip}. More match: call git_log again with skip={skip + len(commits)}"
             note += (
                 f" (at most {self.limits.max_log} per call)."
                 if capped

@@ -13,6 +13,7 @@ from dockyard_shared import (
     NotFound,
     did_you_mean,
 )
+from dockyard_shared.words import plural
 
 from ..bounds import take
 from ..models import (
@@ -222,7 +223,7 @@ class Worktree:
             parts.append(f"cut per file ({self.limits.max_file_patch_chars:,} characters each): {names}")
         if omitted:
             parts.append(
-                f"{omitted} more file(s) not shown (the whole patch is limited to "
+                f"{plural(omitted, 'more file', 'more files')} not shown (the whole patch is limited to "
                 f"{self.limits.max_patch_chars:,} characters)"
             )
         if more:
@@ -251,7 +252,7 @@ class Worktree:
                 next_step="Pass paths, e.g. ['src/app.py'] or ['.'] for everything.",
             )
         left_out = self.plumbing.submodules_left_out(repo, ["add"], self.plumbing.pathspec(repo, paths))
-        message = f"Staged {len(paths)} path(s)."
+        message = f"Staged {plural(len(paths), 'path')}."
         if left_out:
             message += f" Submodules left out (never staged here): {', '.join(left_out[:10])}."
         return WriteResult(repository=str(repo.path), message=message, status=self.status(repo))
