@@ -89,3 +89,11 @@ async def test_a_page_of_one_commit_says_one_commit(repo, era):
     async with open_session(make_server(repo), era=era) as session:
         page = (await session.call_ok("git_log", {"max_count": 1})).data
     assert page["note"].startswith("Showing 1 commit from 0."), page["note"]
+
+
+async def test_an_error_raised_without_its_own_next_step_still_gives_one(repo, era):
+    async with open_session(make_server(repo), era=era) as session:
+        refused = await session.call_error("git_blame", {"path": "README.md", "start": 5, "end": 2})
+        pointless = await session.call_error("git_show", {"revision": "HEAD", "path": "src"})
+    for text in (refused, pointless):
+        assert "\nNext step: " in text, text

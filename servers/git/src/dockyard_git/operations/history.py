@@ -255,7 +255,9 @@ class History:
         first = start or 1
         last = end or first + self.limits.max_blame_lines - 1
         if first < 1 or last < first:
-            raise InvalidArgument("start must be ≥ 1 and end ≥ start.")
+            raise InvalidArgument(
+                "start must be ≥ 1 and end ≥ start.", next_step="Pass a line range such as start=10, end=40."
+            )
         truncated = last - first + 1 > self.limits.max_blame_lines
         last = min(last, first + self.limits.max_blame_lines - 1)
         args = ["blame", "--porcelain", "--no-textconv", f"-L{first},{last}"]

@@ -72,7 +72,10 @@ class Worktree:
 
     def status(self, repo: Repository) -> StatusResult:
         if repo.bare:
-            raise InvalidArgument(f"{repo.name} is a bare repository: it has no working tree to report on.")
+            raise InvalidArgument(
+                f"{repo.name} is a bare repository: it has no working tree to report on.",
+                next_step="Read its history instead (git_log, git_show, git_branches).",
+            )
         # dirty: a submodule counts by the commit recorded for it, never by its files (see submodule_note).
         output = self.plumbing.git(
             repo,
