@@ -59,7 +59,10 @@ def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             os.environ[name] = value
     after = _snapshot(REAL_USER_FOLDERS)
     changed = sorted(path for path in before.keys() | after.keys() if before.get(path) != after.get(path))
-    assert not changed, f"the tests wrote into the user's own Dockyard folders: {changed[:10]}"
+    assert not changed, (
+        f"the tests wrote into the user's own Dockyard folders: {changed[:10]} (or another process on this "
+        "machine did meanwhile: a server a host or another checkout runs)"
+    )
 
 
 # Whole modules left out of the fast lane (`uv run pytest -m "not slow"`): each spawns servers, git
