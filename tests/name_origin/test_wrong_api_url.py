@@ -52,3 +52,15 @@ async def test_one_name_not_fetched_is_one_name(nationalize):
     async with open_session(make_server(nationalize.url + "/wrong")) as session:
         note = (await session.call_ok("batch_predict", {"names": ["michael"]})).data["note"]
     assert note.startswith("1 name not fetched:"), note
+
+
+async def test_once_requests_are_paused_the_reply_still_names_the_last_cause(era):
+    url = closed_port_url()
+    async with open_session(make_server(url, breaker_threshold=2), era=era) as session:
+        texts = [await session.call_error("predict_origin", {"name": "michael"}) for _ in range(3)]
+    paused = [text for text in texts if "circuit open" in text]
+    assert paused, texts
+    assert (
+        f"The last failure: nationalize.io could not be reached at {url}: the connection was refused"
+        in paused[-1]
+    )

@@ -54,6 +54,7 @@ TRANSIENT_STATUSES = frozenset({502, 503, 504})
 REFUSALS = frozenset({401, 402, 422, 429})
 _COUNTRY_ID = re.compile(r"^[A-Z]{2}$")
 _MAX_COUNTRIES = 10  # nationalize sends 5 at most; more is not its answer
+_PAUSED = f"{SERVICE} failed repeatedly, so requests to it are paused (circuit open)"
 UNKNOWN_RESET_WAIT = timedelta(minutes=5)  # a spent quota with no reset time: when to ask again
 
 
@@ -238,6 +239,9 @@ class NationalizeClient:
         # context would hold up the server's start) and closed by the server's lifespan.
         self.http = http
         self.requests_sent = 0
+        self.last_failure: str | None = (
+            None  # why the last failed request failed: said while the circuit is open
+        )
 
     @property
     def has_key(self) -> bool:
@@ -289,8 +293,9 @@ class NationalizeClient:
         self.breaker.before_request()
         try:
             answers = await self._send(request, http)
-        except (UpstreamFault, _TransientStatus, httpx.TransportError, TimeoutError):
+        except (UpstreamFault, _TransientStatus, httpx.TransportError, TimeoutError) as error:
             self.breaker.record_failure()
+            self.last_failure = f"{SERVICE} {self._cause(error)}."
             raise
         except (PermissionDenied, InvalidArgument, QuotaSpent):
             self.breaker.record_success()  # a documented refusal: the service is up and answering
@@ -396,32 +401,39 @@ class NationalizeClient:
             "own is https://api.nationalize.io) and restart it; cached names still answer meanwhile.",
         )
 
+    def _cause(self, error: BaseException) -> str:
+        """What went wrong with one attempt, after the service's name: 'did not answer in time'."""
+        import httpx
+
+        if isinstance(error, UpstreamFault):
+            return f"sent an answer that was discarded: {error.what}"
+        if isinstance(error, _TransientStatus):
+            return f"answered HTTP {error.status}"
+        if isinstance(error, (httpx.TimeoutException, TimeoutError)):
+            return "did not answer in time"
+        if isinstance(error, httpx.ConnectError):
+            return f"could not be reached at {self.address}: {_connect_cause(error)}"
+        return f"dropped the connection ({type(error).__name__})"
+
     def _unavailable(self, error: BaseException, *, attempts: int) -> UpstreamUnavailable:
         import httpx
 
         check = ""
-        if isinstance(error, _TransientStatus):
-            cause = f"answered HTTP {error.status}"
-        elif isinstance(error, (httpx.TimeoutException, TimeoutError)):
-            cause = "did not answer in time"
-        elif isinstance(error, httpx.ConnectError):
-            cause = f"could not be reached at {self.address}: {_connect_cause(error)}"
+        if isinstance(error, httpx.ConnectError):
             check = "; if it persists, tell the user to check the server's --api-url"
-        else:
-            cause = f"dropped the connection ({type(error).__name__})"
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         circuit = ""
         if self.breaker.retry_in() > 0:
             circuit = f" Requests are paused for {math.ceil(self.breaker.retry_in())} s to let it recover."
         return UpstreamUnavailable(
-            f"{SERVICE} {cause} ({tries}).{circuit}",
+            f"{SERVICE} {self._cause(error)} ({tries}).{circuit}",
             next_step=f"Retry in a minute{check}; cached names still answer meanwhile.",
         )
 
     def _circuit_problem(self, retry_in: float) -> UpstreamUnavailable:
+        last = f" The last failure: {self.last_failure}" if self.last_failure else ""
         return UpstreamUnavailable(
-            f"{SERVICE} failed repeatedly, so requests to it are paused (circuit open); "
-            f"the next try is allowed in {max(1, math.ceil(retry_in))} s.",
+            f"{_PAUSED}; the next try is allowed in {max(1, math.ceil(retry_in))} s.{last}",
             next_step="Retry after that; cached names still answer meanwhile.",
         )
 
