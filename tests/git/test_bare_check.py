@@ -103,7 +103,7 @@ async def test_a_config_that_is_a_fifo_does_not_hang_the_check(tmp_path):
         repositories = (await session.call_ok("git_repositories")).data["repositories"]
         refused = await session.call_error("git_log", {"max_count": 1})
     # Not bare (never opened), so nothing is served; far sooner than a git waiting on the FIFO would stop.
-    assert repositories == [] and "No git repository is served" in refused
+    assert repositories == [] and "No git repository was found" in refused
     assert time.monotonic() - started < 45
 
 

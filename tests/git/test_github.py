@@ -309,7 +309,7 @@ async def test_long_comments_share_a_budget_and_each_cut_says_where_to_read_it(r
         fenced, after = comment["body"].rsplit("</untrusted-data>", 1)
         assert 1_000 < len(fenced) < 2_000 and "[cut: showed" in after and comment["url"] in after
     assert len(detail["body"]) < 21_000 and "https://github.com/acme/widgets/issues/100" in detail["body"]
-    assert "25 comment(s) cut" in detail["note"] and "description is cut" in detail["note"]
+    assert "25 comments cut" in detail["note"] and "description is cut" in detail["note"]
     assert_fenced(detail, set())
 
 

@@ -177,7 +177,7 @@ async def test_pull_refuses_divergence_naming_both_sides_and_the_choices(remotes
     async with open_session(remote_server(remotes), era=era) as session:
         text = await session.call_error("git_pull")
     assert text.startswith("Error (conflict)")
-    assert "1 commit(s) only here, 1 only on the remote" in text
+    assert "1 commit only here, 1 only on the remote" in text
     assert "add mine.txt" in text and "add theirs.txt" in text and "<untrusted-data" in text
     assert "rebase or merge locally" in text
     assert head_of(remotes.work, "HEAD") == mine

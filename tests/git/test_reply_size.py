@@ -140,8 +140,8 @@ async def test_every_github_tool_stays_under_the_ceiling_at_its_worst(hostile_gi
     if tool == "github_pull_request":  # the patches shrink to what the rest leaves, never to nothing
         assert sum("patch cut" in (f["patch"] or "") for f in data["files"]) == len(data["files"])
         shown = [f["patch"].split("\n", 1)[1].split("\n</untrusted-data>")[0] for f in data["files"]]
-        assert min(map(len, shown)) >= 20 and "patch(es) cut" in data["note"]
+        assert min(map(len, shown)) >= 20 and "patches cut" in data["note"]
     if tool == "github_issue":
-        assert len(data["comments"]) == 30 and "comment(s) cut" in data["note"]
+        assert len(data["comments"]) == 30 and "comments cut" in data["note"]
     if tool == "github_issues":  # 30 issues with 10 escaped labels each cannot all fit: some are left out
         assert 0 < len(data["issues"]) < 30 and "fit in one reply" in data["note"]

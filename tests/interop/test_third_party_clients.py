@@ -58,13 +58,27 @@ def test_the_typescript_sdk_client_lists_and_calls_tools(server_name, call, data
     assert tool in output["tools"] and not output["result"].get("isError")
 
 
+def inspector_env(launch) -> list[str]:
+    """``-e NAME=VALUE`` for what the server must see: the Inspector starts it with only a default
+    environment (PATH, HOME…), so without these it would write into the user's own data and cache folders."""
+    names = {*launch.env, "XDG_CACHE_HOME", "XDG_DATA_HOME", "FASTMCP_CHECK_FOR_UPDATES"}
+    environment = launch.environment()
+    return [
+        item
+        for name in sorted(names)
+        if name in environment
+        for item in ("-e", f"{name}={environment[name]}")
+    ]
+
+
 def test_the_inspector_cli_lists_and_calls_tools(server_name, call, data_dir):
     if not shutil.which("npx"):
         pytest.skip("npx is not installed: the MCP Inspector CLI runs through npx")
     tool, arguments = call
     launch = launch_for(server_name, data_dir)
+    inspector = [*INSPECTOR, *inspector_env(launch)]
     listed = subprocess.run(
-        [*INSPECTOR, *launch.command(), "--method", "tools/list"],
+        [*inspector, *launch.command(), "--method", "tools/list"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -77,7 +91,7 @@ def test_the_inspector_cli_lists_and_calls_tools(server_name, call, data_dir):
         item for key, value in arguments.items() for item in ("--tool-arg", f"{key}={json.dumps(value)}")
     ]
     called = subprocess.run(
-        [*INSPECTOR, *launch.command(), "--method", "tools/call", "--tool-name", tool, *tool_args],
+        [*inspector, *launch.command(), "--method", "tools/call", "--tool-name", tool, *tool_args],
         capture_output=True,
         text=True,
         timeout=300,

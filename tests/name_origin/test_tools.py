@@ -246,7 +246,7 @@ async def test_an_excluded_tool_cannot_be_listed_or_called(nationalize, era):
     async with open_session(server, era=era) as session:
         assert await session.tool_names() == TOOLS - {"batch_predict"}
         outcome = await session.call("batch_predict", {"names": ["ann"]})
-    assert outcome.is_error and "Unknown tool" in outcome.text
+    assert outcome.is_error and "switched off" in outcome.text and "--exclude-tools" in outcome.text
     assert nationalize.fake.request_count == 0
 
 

@@ -66,3 +66,20 @@ def test_a_problem_quoting_a_huge_argument_stays_within_the_hosts_result_budget(
     text = NotFound(f"no word {'A' * 100_000!r}.", next_step="B" * 50_000).for_model()
     assert len(text) < 9_000
     assert text.count("more characters not shown]") == 2
+
+
+@pytest.mark.parametrize(
+    "problem_type",
+    [
+        InvalidArgument,
+        NotFound,
+        PermissionDenied,
+        Conflict,
+        LimitExceeded,
+        UpstreamUnavailable,
+        InternalError,
+    ],
+)
+def test_a_problem_raised_without_a_next_step_still_says_what_to_do_next(problem_type):
+    lines = problem_type("the thing failed.").for_model().splitlines()
+    assert len(lines) == 3 and lines[2].startswith("Next step: ") and len(lines[2]) > len("Next step: ") + 10

@@ -41,7 +41,7 @@ def test_the_toolsets_are_declared_for_dockyard_list():
 async def test_by_default_only_the_read_only_toolsets_are_served(people, era):
     async with open_session(from_command_line(people), era=era) as session:
         assert await session.tool_names() == DEFAULT_TOOLS
-        assert "Unknown tool" in await session.call_error("execute", {"sql": "DELETE FROM pets"})
+        assert "--allow-write" in await session.call_error("execute", {"sql": "DELETE FROM pets"})
 
 
 async def test_allow_write_and_toolsets_write_both_serve_execute(people, era):
@@ -57,7 +57,7 @@ async def test_read_only_wins_over_allow_write_and_keeps_the_file_closed_to_writ
     server = from_command_line(people, "--allow-write", "--tools", "execute", "--read-only")
     async with open_session(server, era=era) as session:
         assert await session.tool_names() == DEFAULT_TOOLS
-        assert "Unknown tool" in await session.call_error("execute", {"sql": "DELETE FROM pets"})
+        assert "--read-only" in await session.call_error("execute", {"sql": "DELETE FROM pets"})
         refused = await session.call_error("query", {"sql": "DELETE FROM pets"})
     assert "not allowed on this read-only connection" in refused and file_digest(people) == before
 
@@ -66,7 +66,7 @@ async def test_exclude_tools_removes_a_tool_and_tools_adds_one(people, era):
     server = from_command_line(people, "--exclude-tools", "explain_query", "--tools", "execute")
     async with open_session(server, era=era) as session:
         assert await session.tool_names() == DEFAULT_TOOLS - {"explain_query"} | {"execute"}
-        assert "Unknown tool" in await session.call_error("explain_query", {"sql": "SELECT 1"})
+        assert "--exclude-tools" in await session.call_error("explain_query", {"sql": "SELECT 1"})
 
 
 @pytest.mark.parametrize(

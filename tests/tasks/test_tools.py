@@ -73,7 +73,7 @@ async def test_read_only_lists_and_serves_only_the_read_tools(sqlite_url, era):
     async with open_session(make_server(sqlite_url, demo=True, read_only=True), era=era) as session:
         assert await session.tool_names() == READ_TOOLS
         text = await session.call_error("update_task_status", {"task_id": "TASK-1", "new_status": "done"})
-        assert "Unknown tool" in text
+        assert "switched off" in text and "--read-only" in text
         assert (await session.call_ok("get_task", {"task_id": "TASK-1"})).data["status"] == "in_progress"
 
 
@@ -273,7 +273,7 @@ async def test_delete_asks_the_user_and_respects_the_answer(sqlite_url, era):
     async with open_session(make_server(sqlite_url, demo=True), era=era, elicit=decline) as session:
         text = await session.call_error("delete_task", {"task_id": "TASK-6"})
         assert "The user declined deleting TASK-6; nothing was changed." in text
-        assert "Delete task TASK-6 ('Migrate the blog') with its 1 comments?" in prompts[0]
+        assert "Delete task TASK-6 ('Migrate the blog') with its 1 comment?" in prompts[0]
         await session.call_ok("get_task", {"task_id": "TASK-6"})
     async with open_session(make_server(sqlite_url), era=era, elicit=lambda m: {"confirm": True}) as session:
         deleted = (await session.call_ok("delete_task", {"task_id": "TASK-1"})).data

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import anyio
 
+from .flags import DockyardArgumentParser
 from .problems import Problem
 from .runner import (
     ServerEntry,
@@ -113,7 +114,7 @@ _CONFIG_HINTS = {
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dockyard", description="Dockyard MCP servers installed here.")
+    parser = DockyardArgumentParser(prog="dockyard", description="Dockyard MCP servers installed here.")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="list installed servers")
     serve_parser = commands.add_parser(
@@ -148,7 +149,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _serve_all(servers: dict[str, ServerEntry], argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = DockyardArgumentParser(
         prog="dockyard serve all",
         description="Serve every installed Dockyard server on one HTTP port, each at /NAME/mcp, "
         "on its defaults (no external service needed).",

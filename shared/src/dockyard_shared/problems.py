@@ -69,6 +69,10 @@ class Problem(Exception):
 
     category: ErrorCategory = ErrorCategory.INTERNAL
     retryable: bool = False
+    # What the model reads when the raiser gave no next step of its own: every error says what to do next.
+    default_next_step = (
+        "Retrying the same call is unlikely to help; tell the user (the server's log has the details)."
+    )
 
     def __init__(self, what: str, *, next_step: str | None = None, retryable: bool | None = None) -> None:
         self.what = what.strip()
@@ -84,8 +88,7 @@ class Problem(Exception):
             lines.append("Retry: may succeed if retried later; the cause is expected to be temporary.")
         else:
             lines.append("Retry: will not help unless the call or the state changes.")
-        if self.next_step:
-            lines.append(f"Next step: {_bounded(self.next_step)}")
+        lines.append(f"Next step: {_bounded(self.next_step or self.default_next_step)}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -96,30 +99,35 @@ class InvalidArgument(Problem):
     """An argument is malformed, out of range or not allowed in this form."""
 
     category = ErrorCategory.INVALID_ARGUMENT
+    default_next_step = "Correct the argument as described above and call again."
 
 
 class NotFound(Problem):
     """Something the call names does not exist."""
 
     category = ErrorCategory.NOT_FOUND
+    default_next_step = "Check the name or path against what this server lists, then call again."
 
 
 class PermissionDenied(Problem):
     """The server's safety policy refuses the request (not an operating-system error)."""
 
     category = ErrorCategory.PERMISSION_DENIED
+    default_next_step = "This server's configuration refuses it: do it another way, or tell the user what would have to change."
 
 
 class Conflict(Problem):
     """The current state of the resource forbids the operation."""
 
     category = ErrorCategory.CONFLICT
+    default_next_step = "Change the state described above (or wait for it to change), then call again."
 
 
 class LimitExceeded(Problem):
     """A time, size or count limit stopped the work before it finished."""
 
     category = ErrorCategory.LIMIT_EXCEEDED
+    default_next_step = "Ask for less (a narrower filter, fewer items or a smaller range), then call again."
 
 
 class UpstreamUnavailable(Problem):
@@ -127,6 +135,7 @@ class UpstreamUnavailable(Problem):
 
     category = ErrorCategory.UPSTREAM_UNAVAILABLE
     retryable = True
+    default_next_step = "Retry later; if it keeps failing, tell the user the service is unavailable."
 
 
 class InternalError(Problem):

@@ -21,9 +21,11 @@ errors (:mod:`dockyard_shared.stdio`).
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import logging
 import os
+import socket
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -57,6 +59,7 @@ def _quiet_fastmcp() -> None:
 
 _quiet_fastmcp()
 
+from .flags import DockyardArgumentParser  # noqa: E402
 from .toolsets import Toolset, add_exposure_arguments  # noqa: E402
 
 if TYPE_CHECKING:
@@ -93,7 +96,7 @@ class ServerEntry:
     before_imports: Callable[[argparse.Namespace], None] = lambda args: None
 
     def parser(self, *, with_runner: bool = True) -> argparse.ArgumentParser:
-        parser = argparse.ArgumentParser(
+        parser = DockyardArgumentParser(
             prog=f"dockyard-{self.name}",
             description=self.summary,
             formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -424,9 +427,12 @@ async def serve(
         proxy_headers=False,
     )
     server = uvicorn.Server(config)
+    # Bound here, before anything says "serving": a port in use is a refusal the user can act on, not
+    # uvicorn's bare "[Errno 98]" after the log already claimed the server was up.
+    listener = listen(options.host, options.port)
+    port = listener.getsockname()[1]  # the real one when --port 0 asked for a free one
     where = ", ".join(
-        f"http://{options.host}:{options.port}{'/' + name if prefixed else ''}{options.path}"
-        for name in servers
+        f"http://{options.host}:{port}{'/' + name if prefixed else ''}{options.path}" for name in servers
     )
     log.info(
         "serving %s on %s%s",
@@ -434,7 +440,29 @@ async def serve(
         where,
         " (bearer token required)" if options.auth_token else "",
     )
-    await server.serve()
+    await server.serve(sockets=[listener])
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port`` (as uvicorn binds one), or :class:`StartupRefused` saying why not."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as error:
+        sock.close()
+        if error.errno == errno.EADDRINUSE:
+            raise StartupRefused(
+                f"port {port} on {host} is already in use (another server, or another copy of this one). "
+                "Pick another port with --port N (--port 0 picks a free one), or stop what holds it."
+            ) from None
+        raise StartupRefused(
+            f"cannot listen on {host}:{port}: {error.strerror or error}. Check --host and --port "
+            "(--host 127.0.0.1 for this machine only; --port 0 picks a free port)."
+        ) from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def run_server(entry: ServerEntry, argv: Sequence[str] | None = None) -> int:

@@ -55,6 +55,9 @@ class Toolset:
     summary: str
     read_only: bool
     default: bool = True
+    # The server's own flag that turns this toolset on (``--allow-write``), named when a model calls one of
+    # its tools while it is off; without one, ``--toolsets`` is named.
+    flag: str | None = None
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,7 @@ class ToolRegistrar:
     wanted: Callable[[str, Toolset, bool], bool]
     seen: dict[str, Toolset] = field(default_factory=dict)
     installed: list[str] = field(default_factory=list)
+    writes: set[str] = field(default_factory=set)  # the tools seen that are not read-only
 
     def tool(self, name_or_fn: Any = None, /, **options: Any) -> Any:
         if callable(name_or_fn):
@@ -198,6 +202,8 @@ class ToolRegistrar:
                 f"tool {name!r} is registered by toolsets {self.seen[name].name!r} and {self.toolset.name!r}"
             )
         self.seen[name] = self.toolset
+        if not read_only:
+            self.writes.add(name)
         if not self.wanted(name, self.toolset, read_only):
             return fn
         self.installed.append(name)
@@ -248,16 +254,75 @@ def install(
 
     seen: dict[str, Toolset] = {}
     installed: list[str] = []
+    writes: set[str] = set()
+    skipped: list[Toolset] = []
     # With no tool named on the command line, a toolset left off registers nothing and has no name to
     # check, so its register function is not called: a server can import that toolset's module in it,
     # off the path to ``initialize`` (dockyard-git's remote toolset and its models: ~5 ms).
     names_given = bool(exposure.tools or exposure.exclude_tools)
     for toolset, register in registrations.items():
         if toolset.name in unavailable or not (names_given or toolset.name in enabled):
+            skipped.append(toolset)
             continue
-        register(ToolRegistrar(server, toolset, wanted, seen, installed))
+        register(ToolRegistrar(server, toolset, wanted, seen, installed, writes))
     _refuse_unknown_tools(exposure, seen, unavailable)
+
+    def why_off(tool: str) -> Any:
+        if not skipped_learnt:  # the first call to an unknown name: learn the names of the skipped toolsets
+            skipped_learnt.append(True)
+            for toolset in skipped:
+                try:
+                    registrations[toolset](ToolRegistrar(server, toolset, lambda *_: False, seen, [], writes))
+                except Exception:  # a toolset that cannot even be read here stays unknown
+                    continue
+        toolset = seen.get(tool)
+        if toolset is None or tool in installed:
+            return None
+        return _switched_off(tool, toolset, exposure, enabled, unavailable, writes)
+
+    skipped_learnt: list[bool] = []
+    from .switched_off import SwitchedOffTools  # the server exists, so FastMCP is imported already
+
+    server.add_middleware(SwitchedOffTools(why_off))
     return tuple(installed)
+
+
+def _switched_off(
+    tool: str,
+    toolset: Toolset,
+    exposure: Exposure,
+    enabled: set[str],
+    unavailable: Mapping[str, str],
+    writes: set[str],
+) -> Any:
+    """Why ``tool`` (of ``toolset``, not served) is off, and the flags that would serve it."""
+    from .switched_off import switched_off_problem
+
+    if toolset.name in unavailable:
+        return switched_off_problem(
+            tool,
+            f"its toolset {toolset.name!r} cannot be served here: {unavailable[toolset.name].rstrip('.')}",
+            "the operator must fix that and restart the server",
+        )
+    reasons, hows = [], []
+    if tool in exposure.exclude_tools:
+        reasons.append("the server was started with --exclude-tools naming it")
+        hows.append("remove it from --exclude-tools")
+    if exposure.read_only and tool in writes:
+        reasons.append("it makes changes and the server runs with --read-only")
+        hows.append("drop --read-only")
+    if toolset.name not in enabled and tool not in exposure.tools:
+        reasons.append(f"it belongs to the {toolset.name!r} toolset, which is off")
+        first = toolset.flag or f"--toolsets default,{toolset.name}"
+        also = f"--toolsets default,{toolset.name}, " if toolset.flag else ""
+        hows.append(f"add {first} (or {also}or --tools {tool} for this tool alone)")
+    return switched_off_problem(
+        tool,
+        "; ".join(reasons) or "the server's flags leave it out",
+        "restart the server with its flags changed: " + "; ".join(hows)
+        if hows
+        else "check the server's tool-selection flags",
+    )
 
 
 def _refuse_unknown_tools(

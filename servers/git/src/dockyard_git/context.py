@@ -10,6 +10,7 @@ the folders the client shares as MCP roots for the current request (:class:`Clie
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["ClientRoots", "GitContext", "Workspace"]
 
 T = TypeVar("T")
+log = logging.getLogger("dockyard.git")
 
 _KEPT_WORKSPACES = 16
 
@@ -163,7 +165,19 @@ class GitContext:
         (:mod:`dockyard_shared.warmup`): the scan of the ``--root`` folders (each repository's layout: its
         config files listed by git) and the GitHub reader (PyGithub)."""
         if self._fixed is not None:
-            self._fixed.repositories.repositories()
+            served = self._fixed.repositories
+            found = served.repositories()
+            # The operator's one look at what --root gave: the host's log, right after the first exchange.
+            if found:
+                log.info(
+                    "serving %d git repositor%s under %s",
+                    len(found),
+                    "y" if len(found) == 1 else "ies",
+                    ", ".join(str(root) for root in served.roots),
+                )
+            else:
+                empty = served.none_found()
+                log.warning("%s %s", empty.what, empty.next_step)
         _ = self.github
 
     @property

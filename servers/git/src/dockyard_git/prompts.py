@@ -3,6 +3,7 @@ branch review."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import get_args
 
 from fastmcp import FastMCP
@@ -15,13 +16,22 @@ from .models import CommitType
 __all__ = ["register"]
 
 
-def register(server: FastMCP, git: GitContext) -> None:
+def register(server: FastMCP, git: GitContext, served: Collection[str] = ()) -> None:
+    """The prompts; ``served`` names the tools this server serves (a prompt names no other tool)."""
+    stage = (
+        "Stage changes with git_add, then ask again."
+        if "git_add" in served
+        else "Ask the user to stage the changes (`git add <files>` in the repository), then ask again."
+    )
+
+    rest = " Use git_diff with paths for the rest." if "git_diff" in served else ""
+
     @prompt(server)
     async def commit_message(repo_path: str = "") -> str:
         """Draft a conventional commit message for the staged changes."""
         diff = await git.run(repo_path or None, lambda ops, repo: ops.worktree.diff(repo, staged=True))
         if not diff.files:
-            return "Nothing is staged in this repository. Stage changes with git_add, then ask again."
+            return f"Nothing is staged in this repository. {stage}"
         return (
             "Write a commit message for these staged changes, in the conventional-commit form "
             f"'type(scope): summary' (types: {', '.join(get_args(CommitType))}), "
@@ -40,7 +50,9 @@ def register(server: FastMCP, git: GitContext) -> None:
         lines = "\n".join(f"- {c.sha[:10]} {c.date[:10]} {c.author}: {c.subject}" for c in log.commits)
         return (
             f"Summarise what changed in {name} since {since}: group the commits by theme, name the "
-            "notable features and fixes, and say who worked on what. Use git_show on a commit for detail.\n\n"
+            "notable features and fixes, and say who worked on what."
+            + (" Use git_show on a commit for detail." if "git_show" in served else "")
+            + "\n\n"
             f"Commits ({len(log.commits)}{'+' if log.truncated else ''}):\n{lines or '(none)'}"
         )
 
@@ -61,5 +73,5 @@ def register(server: FastMCP, git: GitContext) -> None:
             "change, then list bugs, risks, missing tests and style issues, each with file and line, most "
             "important first.\n\n"
             f"Commits:\n{commits or '(none)'}\n\nFiles: {', '.join(f.path for f in diff.files)}\n\n{diff.patch or ''}"
-            + (f"\n\n(Note: {diff.note} Use git_diff with paths for the rest.)" if diff.note else "")
+            + (f"\n\n(Note: {diff.note}{rest})" if diff.note else "")
         )

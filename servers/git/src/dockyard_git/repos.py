@@ -126,6 +126,17 @@ class RepositorySet:
                     continue
                 pending.append((Path(child.path), depth + 1))
 
+    def none_found(self) -> NotFound:
+        """What to say when the served folders hold no repository: where it looked, and what helps."""
+        folders = ", ".join(str(root) for root in self.roots)
+        return NotFound(
+            f"No git repository was found in the served folder{'s' if len(self.roots) != 1 else ''} "
+            f"{folders} (searched {MAX_DEPTH} folders deep).",
+            next_step="Ask the user to serve a repository: a folder holding .git, or one with repositories up to "
+            f"{MAX_DEPTH} folders down (dockyard-git --root <folder>, or the folder opened in the client); "
+            "`git init` makes a folder a repository. Then call git_repositories again.",
+        )
+
     def allows(self, path: Path) -> bool:
         """Whether ``path``, symlinks resolved, lies inside one of the roots."""
         real = Path(os.path.realpath(path))
@@ -141,10 +152,7 @@ class RepositorySet:
             if not repositories and self._refused:
                 self._refuse(*next(iter(self._refused.items())))
             if not repositories:
-                raise NotFound(
-                    "No git repository is served.",
-                    next_step="Ask the user to start the server with --root <repository>.",
-                )
+                raise self.none_found()
             raise InvalidArgument(
                 f"{len(repositories)} repositories are served; say which one with repo_path.",
                 next_step="Call git_repositories to list them, then pass repo_path.",

@@ -98,7 +98,7 @@ def create_server(settings: Settings) -> FastMCP:
     if roots is not None:
         server.add_middleware(roots)
     resources.register(server, git, roots)
-    prompts.register(server, git)
+    prompts.register(server, git, served)
     return server
 
 

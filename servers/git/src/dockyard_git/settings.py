@@ -30,6 +30,7 @@ WRITE = Toolset(
     "stage, commit, branch, switch and stash; never discards work (--allow-write)",
     read_only=False,
     default=False,
+    flag="--allow-write",
 )
 GITHUB = Toolset(
     "github",
@@ -42,6 +43,7 @@ REMOTE = Toolset(
     "remotes, fetch; fast-forward pull and push with the write toolset too (--allow-remote)",
     read_only=False,
     default=False,
+    flag="--allow-remote",
 )
 WORKTREES = Toolset(
     "worktrees",

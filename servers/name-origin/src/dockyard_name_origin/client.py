@@ -54,6 +54,7 @@ TRANSIENT_STATUSES = frozenset({502, 503, 504})
 REFUSALS = frozenset({401, 402, 422, 429})
 _COUNTRY_ID = re.compile(r"^[A-Z]{2}$")
 _MAX_COUNTRIES = 10  # nationalize sends 5 at most; more is not its answer
+_PAUSED = f"{SERVICE} failed repeatedly, so requests to it are paused (circuit open)"
 UNKNOWN_RESET_WAIT = timedelta(minutes=5)  # a spent quota with no reset time: when to ask again
 
 
@@ -219,6 +220,9 @@ class NationalizeClient:
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.base_url = api_url.rstrip("/") + "/"
+        # Where requests go, as the operator configured it (--api-url has no credentials or query): named
+        # in every error about reaching it, so a wrong URL reads as a wrong URL, not as an outage.
+        self.address = api_url.rstrip("/")
         self._api_key = api_key
         self._scrubber = KeyScrubber(api_key)
         self.key_env = key_env
@@ -235,6 +239,9 @@ class NationalizeClient:
         # context would hold up the server's start) and closed by the server's lifespan.
         self.http = http
         self.requests_sent = 0
+        self.last_failure: str | None = (
+            None  # why the last failed request failed: said while the circuit is open
+        )
 
     @property
     def has_key(self) -> bool:
@@ -286,8 +293,9 @@ class NationalizeClient:
         self.breaker.before_request()
         try:
             answers = await self._send(request, http)
-        except (UpstreamFault, _TransientStatus, httpx.TransportError, TimeoutError):
+        except (UpstreamFault, _TransientStatus, httpx.TransportError, TimeoutError) as error:
             self.breaker.record_failure()
+            self.last_failure = f"{SERVICE} {self._cause(error)}."
             raise
         except (PermissionDenied, InvalidArgument, QuotaSpent):
             self.breaker.record_success()  # a documented refusal: the service is up and answering
@@ -325,7 +333,7 @@ class NationalizeClient:
         if status in REFUSALS or status >= 500:
             raise self._problem(status, rate, body, len(names))
         if status != 200:
-            raise UpstreamFault(f"it answered HTTP {status}, which its API does not document")
+            raise self._wrong_address(status, response.reason_phrase)
         try:
             return parse_answers(
                 body,
@@ -382,32 +390,70 @@ class NationalizeClient:
             )
         return problem
 
+    def _wrong_address(self, status: int, reason: str) -> UpstreamUnavailable:
+        """An HTTP status nationalize never sends (404, a redirect…): the configured URL is not its API."""
+        said = f"HTTP {status} {reason}".strip()
+        return UpstreamUnavailable(
+            f"{SERVICE} at {self.address} (the server's --api-url) answered {said}, which nationalize's API "
+            "never sends: that URL does not look like nationalize's API.",
+            retryable=False,
+            next_step="Retrying will not help. Tell the user to correct the server's --api-url (nationalize's "
+            "own is https://api.nationalize.io) and restart it; cached names still answer meanwhile.",
+        )
+
+    def _cause(self, error: BaseException) -> str:
+        """What went wrong with one attempt, after the service's name: 'did not answer in time'."""
+        import httpx
+
+        if isinstance(error, UpstreamFault):
+            return f"sent an answer that was discarded: {error.what}"
+        if isinstance(error, _TransientStatus):
+            return f"answered HTTP {error.status}"
+        if isinstance(error, (httpx.TimeoutException, TimeoutError)):
+            return "did not answer in time"
+        if isinstance(error, httpx.ConnectError):
+            return f"could not be reached at {self.address}: {_connect_cause(error)}"
+        return f"dropped the connection ({type(error).__name__})"
+
     def _unavailable(self, error: BaseException, *, attempts: int) -> UpstreamUnavailable:
         import httpx
 
-        if isinstance(error, _TransientStatus):
-            cause = f"answered HTTP {error.status}"
-        elif isinstance(error, (httpx.TimeoutException, TimeoutError)):
-            cause = "did not answer in time"
-        elif isinstance(error, httpx.ConnectError):
-            cause = "could not be reached"
-        else:
-            cause = f"dropped the connection ({type(error).__name__})"
+        check = ""
+        if isinstance(error, httpx.ConnectError):
+            check = "; if it persists, tell the user to check the server's --api-url"
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         circuit = ""
         if self.breaker.retry_in() > 0:
             circuit = f" Requests are paused for {math.ceil(self.breaker.retry_in())} s to let it recover."
         return UpstreamUnavailable(
-            f"{SERVICE} {cause} ({tries}).{circuit}",
-            next_step="Retry in a minute; cached names still answer meanwhile.",
+            f"{SERVICE} {self._cause(error)} ({tries}).{circuit}",
+            next_step=f"Retry in a minute{check}; cached names still answer meanwhile.",
         )
 
     def _circuit_problem(self, retry_in: float) -> UpstreamUnavailable:
+        last = f" The last failure: {self.last_failure}" if self.last_failure else ""
         return UpstreamUnavailable(
-            f"{SERVICE} failed repeatedly, so requests to it are paused (circuit open); "
-            f"the next try is allowed in {max(1, math.ceil(retry_in))} s.",
+            f"{_PAUSED}; the next try is allowed in {max(1, math.ceil(retry_in))} s.{last}",
             next_step="Retry after that; cached names still answer meanwhile.",
         )
+
+
+def _connect_cause(error: BaseException) -> str:
+    """Why a connection failed, in words: the operating system's error found under the client's wrapping."""
+    import socket
+
+    seen: BaseException | None = error
+    for _ in range(8):  # the client library wraps the OS error two or three levels down
+        if seen is None:
+            break
+        if isinstance(seen, socket.gaierror):
+            return "its host name could not be resolved (DNS lookup failed)"
+        if isinstance(seen, ConnectionRefusedError):
+            return "the connection was refused (nothing listens at that address and port)"
+        if isinstance(seen, OSError) and seen.errno is not None:
+            return f"{seen.strerror or seen}".lower()
+        seen = seen.__cause__ or seen.__context__
+    return "the connection failed"
 
 
 def _is_transient(error: BaseException) -> bool:

@@ -346,6 +346,8 @@ class Predictor:
         except (UpstreamUnavailable, NotFound) as down:
             # Any other answer nationalize gave is a fault of this request: its names only, never the call.
             run.unavailable_because = down.what
+            if not down.retryable:  # e.g. a wrong --api-url: say what helps instead of "retry later"
+                run.unavailable_next = down.next_step
             run.settle(batch, UNAVAILABLE)
             return
         finally:

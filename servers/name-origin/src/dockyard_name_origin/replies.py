@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from dockyard_shared import Problem
+from dockyard_shared.words import plural
 
 from .client import describe_wait
 from .countries import country_name
@@ -91,6 +92,7 @@ class Run:
     fatal: Problem | None = None
     retry_at: datetime | None = None
     unavailable_because: str | None = None
+    unavailable_next: str | None = None  # what to do when retrying cannot help
     fetched: int = 0
     waited: int = 0  # names another call (here or on another replica) fetched while this one waited
     reported: int = 0
@@ -104,7 +106,7 @@ class Run:
         if self.progress is None or (not force and done - self.reported < self.total / _PROGRESS_STEPS):
             return
         self.reported = done
-        await self.progress(done, self.total, f"{done} of {self.total} names answered")
+        await self.progress(done, self.total, f"{done} of {plural(self.total, 'name')} answered")
 
 
 def outcome_of(answer: Answer) -> Outcome:
@@ -191,16 +193,16 @@ def _note(
         now = datetime.now(run.retry_at.tzinfo) if run.retry_at else datetime.now()
         when = describe_wait(run.retry_at, now) or " (reset time unknown)"
         parts.append(
-            f"{statuses[QUOTA]} names not fetched: nationalize.io's quota is spent; it resets{when}; {again}."
+            f"{plural(statuses[QUOTA], 'name')} not fetched: nationalize.io's quota is spent; it resets{when}; "
+            f"{again}."
         )
     if statuses.get(UNAVAILABLE):
         because = run.unavailable_because or "nationalize.io did not answer"
-        parts.append(
-            f"{statuses[UNAVAILABLE]} names not fetched: {because.rstrip('.')}; retry later, {again}."
-        )
+        then = f". {run.unavailable_next}" if run.unavailable_next else f"; retry later, {again}."
+        parts.append(f"{plural(statuses[UNAVAILABLE], 'name')} not fetched: {because.rstrip('.')}{then}")
     if statuses.get(OFFLINE):
         parts.append(
-            f"{statuses[OFFLINE]} names are not in the cache and this server runs --offline, so they were not "
+            f"{plural(statuses[OFFLINE], 'name')} {'is' if statuses[OFFLINE] == 1 else 'are'} not in the cache and this server runs --offline, so they were not "
             "looked up (the operator can restart it without --offline)."
         )
     if next_offset is not None:
@@ -221,6 +223,6 @@ def _note(
         )
     if single_words:
         parts.append(
-            f"{single_words} names are a single word: surnames carry most of the signal about origin."
+            f"{plural(single_words, 'name')} {'is' if single_words == 1 else 'are'} a single word: surnames carry most of the signal about origin."
         )
     return " ".join(parts) or None

@@ -43,6 +43,7 @@ WRITE = Toolset(
     "execute: INSERT/UPDATE/DELETE and table DDL (--allow-write); destroying data asks the user",
     read_only=False,
     default=False,
+    flag="--allow-write",
 )
 SEARCH = Toolset("search", "search_schema: tables and columns by name or type, in levels", read_only=True)
 ACROSS = Toolset("across", "query_across: one read-only query over every served database", read_only=True)

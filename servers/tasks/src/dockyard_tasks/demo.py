@@ -1,4 +1,5 @@
-"""The sample project ``--demo`` adds: TASK, in the seed server's TASK-001 style, with a little of everything."""
+"""The sample project ``--demo`` adds: TASK (ids TASK-1, TASK-2…; the seed server's TASK-001 reads as
+TASK-1), with a little of everything."""
 
 from __future__ import annotations
 

@@ -140,7 +140,7 @@ class ProcessSlots:
         waiting = len(self._queue) - 1
         return GitBusy(
             f"git could not start within its time limit: the server was busy, running {self._busy} git "
-            f"processes at once (its limit, {self.flag} {self.size}) with {waiting} other(s) waiting.",
+            f"processes at once (its limit, {self.flag} {self.size}) with {waiting} other{'' if waiting == 1 else 's'} waiting.",
             next_step="Retry in a few seconds; if this persists, ask the user to raise "
             f"{self.flag} or --git-timeout.",
             retryable=True,

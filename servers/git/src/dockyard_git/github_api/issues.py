@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dockyard_shared.words import plural
+
 from ..settings import (
     MAX_COMMENT_CHARS,
     MAX_COMMENTS_CHARS,
@@ -147,7 +149,7 @@ class IssueReading:
         title, body = title_and_body(issue, f"issue #{number}", url, notes)
         shown, hidden = label_fields(issue, number, "issue", MAX_LABELS, at(url))
         if hidden:
-            notes.append(f"{hidden} more label(s) are {at(url)}.")
+            notes.append(f"{hidden} more {'label is' if hidden == 1 else 'labels are'} {at(url)}.")
 
         def reply(comments: list[Comment], notes: list[str]) -> IssueDetail:
             return IssueDetail(
@@ -174,7 +176,7 @@ class IssueReading:
         def reply_with(budget: int) -> IssueDetail:
             comments, cut_comments = with_comments(budget)
             cut = [
-                f"{cut_comments} comment(s) cut (each at most {MAX_COMMENT_CHARS:,} characters, {budget:,} "
+                f"{plural(cut_comments, 'comment')} cut (each at most {MAX_COMMENT_CHARS:,} characters, {budget:,} "
                 "in all on a page); each cut one says where to read it whole."
             ]
             return reply(comments, [*notes, *cut] if cut_comments else notes)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dockyard_shared.words import plural
+
 from ..settings import (
     FILES_PER_REPLY,
     GITHUB_MAX_LISTED_FILES,
@@ -249,7 +251,7 @@ class PullRequestReading:
         def reply_with(budget: int) -> PullDetail:
             files, cut_patches = with_patches(budget)
             cut = [
-                f"{cut_patches} patch(es) cut (each at most {MAX_PATCH_CHARS:,} characters, {budget:,} in "
+                f"{plural(cut_patches, 'patch', 'patches')} cut (each at most {MAX_PATCH_CHARS:,} characters, {budget:,} in "
                 f"all); the full diff is {at(url, '/files')} or from git_diff on the checked-out branch."
             ]
             return reply(files, [*notes, *cut] if cut_patches else notes)

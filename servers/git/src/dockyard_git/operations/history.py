@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
 
 from dockyard_shared import (
     InvalidArgument,
@@ -253,7 +254,9 @@ class History:
         first = start or 1
         last = end or first + self.limits.max_blame_lines - 1
         if first < 1 or last < first:
-            raise InvalidArgument("start must be ≥ 1 and end ≥ start.")
+            raise InvalidArgument(
+                "start must be ≥ 1 and end ≥ start.", next_step="Pass a line range such as start=10, end=40."
+            )
         truncated = last - first + 1 > self.limits.max_blame_lines
         last = min(last, first + self.limits.max_blame_lines - 1)
         args = ["blame", "--porcelain", "--no-textconv", f"-L{first},{last}"]
@@ -282,7 +285,7 @@ class History:
                         line=number,
                         sha=sha,
                         author=clip(data.get("author", ""), self.limits.max_subject_chars),
-                        date=data.get("author-time", ""),
+                        date=_iso_date(data.get("author-time", ""), data.get("author-tz", "")),
                         summary=clip(data.get("summary", ""), self.limits.max_subject_chars),
                         text=clip(raw[1:], self.limits.max_line_chars),
                     )
@@ -471,3 +474,18 @@ class History:
         """Tracked paths starting with ``prefix`` (for completions)."""
         output = self.plumbing.git(repo, "ls-files", "-z", max_bytes=2_000_000, check=False)
         return [p for p in output.text.split("\x00") if p and p.startswith(prefix)][:limit]
+
+
+def _iso_date(epoch: str, zone: str) -> str:
+    """git blame's author-time and author-tz (``1700000000``, ``+0100``) as git log's ``%aI`` writes the same
+    moment (``2023-11-14T23:13:20+01:00``), so every tool gives dates in one form; '' when git gave none."""
+    if not epoch.isdigit():
+        return ""
+    offset = timedelta(0)
+    if re.fullmatch(r"[+-]\d{4}", zone):
+        sign = -1 if zone[0] == "-" else 1
+        offset = sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[3:5]))
+    try:
+        return datetime.fromtimestamp(int(epoch), timezone(offset)).isoformat()
+    except (OverflowError, OSError, ValueError):
+        return ""

@@ -185,7 +185,10 @@ class Plumbing:
 
     def require_work_tree(self, repo: Repository) -> None:
         if repo.bare:
-            raise InvalidArgument(f"{repo.name} is a bare repository: it has no working tree.")
+            raise InvalidArgument(
+                f"{repo.name} is a bare repository: it has no working tree.",
+                next_step="Read its history instead (git_log, git_show, git_diff with base and target).",
+            )
 
     def diff_files(
         self,

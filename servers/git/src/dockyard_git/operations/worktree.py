@@ -13,6 +13,7 @@ from dockyard_shared import (
     NotFound,
     did_you_mean,
 )
+from dockyard_shared.words import plural
 
 from ..bounds import take
 from ..models import (
@@ -56,6 +57,9 @@ class Worktree:
                     path=str(repo.path), name=repo.name, bare=repo.bare, branch=branch, dirty=dirty
                 )
             )
+        if not infos:
+            empty = self.plumbing.repositories.none_found()
+            return RepositoryList(repositories=[], note=f"{empty.what} {empty.next_step}")
         listed, more, _ = take(infos, max_items=len(infos), max_chars=self.limits.max_reply_chars)
         return RepositoryList(
             repositories=listed,
@@ -68,7 +72,10 @@ class Worktree:
 
     def status(self, repo: Repository) -> StatusResult:
         if repo.bare:
-            raise InvalidArgument(f"{repo.name} is a bare repository: it has no working tree to report on.")
+            raise InvalidArgument(
+                f"{repo.name} is a bare repository: it has no working tree to report on.",
+                next_step="Read its history instead (git_log, git_show, git_branches).",
+            )
         # dirty: a submodule counts by the commit recorded for it, never by its files (see submodule_note).
         output = self.plumbing.git(
             repo,
@@ -219,7 +226,7 @@ class Worktree:
             parts.append(f"cut per file ({self.limits.max_file_patch_chars:,} characters each): {names}")
         if omitted:
             parts.append(
-                f"{omitted} more file(s) not shown (the whole patch is limited to "
+                f"{plural(omitted, 'more file', 'more files')} not shown (the whole patch is limited to "
                 f"{self.limits.max_patch_chars:,} characters)"
             )
         if more:
@@ -248,7 +255,7 @@ class Worktree:
                 next_step="Pass paths, e.g. ['src/app.py'] or ['.'] for everything.",
             )
         left_out = self.plumbing.submodules_left_out(repo, ["add"], self.plumbing.pathspec(repo, paths))
-        message = f"Staged {len(paths)} path(s)."
+        message = f"Staged {plural(len(paths), 'path')}."
         if left_out:
             message += f" Submodules left out (never staged here): {', '.join(left_out[:10])}."
         return WriteResult(repository=str(repo.path), message=message, status=self.status(repo))

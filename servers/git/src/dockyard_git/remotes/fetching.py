@@ -6,6 +6,7 @@ from pathlib import Path
 
 from dockyard_shared import Conflict, InvalidArgument, LimitExceeded, NotFound, Problem
 from dockyard_shared.untrusted import fence
+from dockyard_shared.words import plural
 
 from ..repos import Repository
 from .context import RemoteContext
@@ -223,7 +224,7 @@ class Fetching:
             "commit subjects of the two sides",
         )
         return Conflict(
-            f"{branch} and {upstream} have diverged: {ahead} commit(s) only here, {behind} only on the remote. "
+            f"{branch} and {upstream} have diverged: {plural(ahead, 'commit')} only here, {behind} only on the remote. "
             f"This server only fast-forwards.\n{listing}",
             next_step="Tell the user; they can rebase or merge locally (git pull --rebase, or git merge), which "
             "this server does not do. Replacing the remote's commits needs git_push with force_with_lease and "

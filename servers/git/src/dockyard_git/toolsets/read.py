@@ -161,7 +161,7 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
 
         Use when: finding where specific lines come from.
         Not for: a file's whole history (git_log with paths).
-        Returns: per line: number, sha, author, date (unix time), commit summary, text.
+        Returns: per line: number, sha, author, date (ISO 8601), commit summary, text.
         Limits: 500 lines a call; continue with start/end where the note says.
         """
         return await git.run(

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from dockyard_shared import InvalidArgument, LimitExceeded, decode_cursor, encode_cursor
+from dockyard_shared.words import plural
 
 from ..rows import Page, RowSource, cell, convert, json_chars, read_page, skip_rows
 
@@ -74,7 +75,7 @@ def too_wide(row_number: int, columns: int, max_chars: int) -> LimitExceeded:
     """The problem for a row that does not fit one reply even with its values cut short."""
     return LimitExceeded(
         f"Row {row_number} does not fit one reply ({max_chars:,} characters) even with each of its "
-        f"{columns} values cut short.",
+        f"{plural(columns, 'value')} cut short.",
         next_step="Select fewer columns, or parts of long values: substr(column, start, count), length(blob).",
     )
 

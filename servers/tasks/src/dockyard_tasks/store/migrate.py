@@ -15,6 +15,7 @@ write lock (``BEGIN IMMEDIATE``), so exactly one of them migrates and the others
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +34,22 @@ if TYPE_CHECKING:  # Alembic is imported only when there is something to migrate
     from alembic.config import Config
 
 __all__ = ["check_sqlite_file", "head_revision", "migrate", "migrate_to", "newest_revision"]
+
+
+class _RoutineAtDebug(logging.Filter):
+    """Alembic's routine INFO lines (its plugins, its context) said at every start are DEBUG here; an actual
+    upgrade ("Running upgrade 0005 -> 0006") stays INFO: the operator should see that once."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO or record.getMessage().startswith("Running upgrade"):
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger().isEnabledFor(logging.DEBUG)
+
+
+# On the loggers that write them: a logger's filter does not apply to its children's records.
+for _name in ("alembic.runtime.plugins", "alembic.runtime.migration"):
+    logging.getLogger(_name).addFilter(_RoutineAtDebug())
 
 # Any fixed number: the advisory lock that serialises migrations across replicas.
 _MIGRATION_LOCK = 0x646F636B7461736B  # "docktask"

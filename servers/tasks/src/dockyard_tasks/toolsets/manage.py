@@ -19,6 +19,7 @@ from dockyard_shared.offload import run_in_thread
 from dockyard_shared.results import model_result
 from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import Exposure, ToolRegistrar
+from dockyard_shared.words import plural
 
 from ..actors import Actors
 from ..drafts import TaskChanges, TaskDraft
@@ -241,10 +242,12 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
         Limits: subtasks are detached; comments go with it.
         """
         detail = await run_in_thread(lambda: store.get_task(task_id))
-        extra = f", {detail.subtasks_total} subtasks would be detached" if detail.subtasks_total else ""
+        extra = (
+            f", {plural(detail.subtasks_total, 'subtask')} would be detached" if detail.subtasks_total else ""
+        )
         pending = await require_confirmation(
             ctx,
-            f"Delete task {detail.id} ({detail.title[:80]!r}) with its {detail.comments_total} comments{extra}?",
+            f"Delete task {detail.id} ({detail.title[:80]!r}) with its {plural(detail.comments_total, 'comment')}{extra}?",
             confirm=confirm,
             exposure=exposure,
             declined=f"The user declined deleting {detail.id}; nothing was changed.",

@@ -8,6 +8,8 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
+from dockyard_shared.words import plural
+
 from ...catalog_cache import VOLATILE_FUNCTIONS
 from ...models import TableSummary
 from ...workers.connection import RemoteConnection
@@ -147,7 +149,7 @@ def listing(
     uncounted = sum(1 for s in summaries if s.row_count_is == "not counted" and s.problem is None)
     if uncounted:
         notes.append(
-            f"row_count is null for {uncounted} objects: counting stopped at the {overall.timeout_ms} ms "
+            f"row_count is null for {plural(uncounted, 'object')}: counting stopped at the {overall.timeout_ms} ms "
             "time limit (or SQLite could not read them here); describe_table counts one."
         )
     if any(s.row_count_is in ("estimate", "at least") for s in summaries):
