@@ -49,7 +49,7 @@ async def test_default_flags_serve_the_everyday_tools_and_name_only_what_is_serv
         assert "expected_version" in instructions and "next_cursor" in instructions
         assert "changes_since" not in instructions
         text = await session.call_error("update_task", {"task_id": "TASK-1", "title": "x"})
-        assert "Unknown tool" in text
+        assert "switched off" in text and "--toolsets default,manage" in text and " or or " not in text
     async with open_session(make_server(sqlite_url, demo=True), era=era) as session:
         assert "changes_since" in session.raw.instructions
 

@@ -315,7 +315,7 @@ def _switched_off(
         reasons.append(f"it belongs to the {toolset.name!r} toolset, which is off")
         first = toolset.flag or f"--toolsets default,{toolset.name}"
         also = f"--toolsets default,{toolset.name}, " if toolset.flag else ""
-        hows.append(f"add {first} (or {also}or --tools {tool} for this tool alone)")
+        hows.append(f"add {first} (or {also}--tools {tool} for this tool alone)")
     return switched_off_problem(
         tool,
         "; ".join(reasons) or "the server's flags leave it out",
