@@ -7,7 +7,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import Field
 
 from dockyard_shared import READ_ONLY
-from dockyard_shared.results import model_result
+from dockyard_shared.results import linked_result, model_result
 from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
 
@@ -24,6 +24,7 @@ from ..models import (
     StatusResult,
     TagList,
 )
+from ..resources import RESOURCE_FILE_CHARS, file_uri
 from .arguments import Paths, RepoPath
 
 __all__ = ["register"]
@@ -146,8 +147,19 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Limits: patches cut as in git_diff; content paged 60,000 characters at a time (next_offset);
         binary files not shown.
         """
-        return await git.run(
+        shown = await git.run(
             repo_path, lambda ops, repo: ops.history.show(repo, revision=revision, path=path, offset=offset)
+        )
+        if not (shown.truncated and shown.path and shown.revision_sha):
+            return shown
+        # More than a page: a host that reads resource links can show or attach the whole file at once.
+        return linked_result(  # type: ignore[return-value]
+            shown,
+            uri=file_uri(shown.repository, shown.revision_sha, shown.path),
+            name=shown.path,
+            description=f"{shown.path} at {shown.revision_sha[:12]}, up to {RESOURCE_FILE_CHARS:,} characters",
+            mime_type="text/plain",
+            size=shown.size,
         )
 
     @registrar.tool(annotations=READ_ONLY)
