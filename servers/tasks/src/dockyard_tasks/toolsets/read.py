@@ -12,11 +12,12 @@ from pydantic import Field
 
 from dockyard_shared import READ_ONLY
 from dockyard_shared.offload import run_in_thread
-from dockyard_shared.results import model_result
+from dockyard_shared.results import linked_result, model_result
 from dockyard_shared.toolsets import ToolRegistrar
 
 from ..actors import Actors
 from ..models import ChangePage, NextTask, ProjectExport, ProjectList, TaskDetail, TaskPage
+from ..resources import EXPORT_RESOURCE_CHARS, export_uri
 from ..rules import check_status, parse_date, parse_project_key, parse_task_id
 from .params import ProjectKey, Status, TaskId
 
@@ -153,4 +154,16 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
         """
         page = await run_in_thread(lambda: store.export_project(project, cursor or None))
         # The documents are plain JSON already, and their nulls are part of the format.
-        return model_result(page, plain_fields=("project", "tasks"), exclude_none=True)  # type: ignore[return-value]
+        if not page.next_cursor:
+            return model_result(page, plain_fields=("project", "tasks"), exclude_none=True)  # type: ignore[return-value]
+        # More pages follow: a host that reads resource links can save or attach the whole export at once.
+        key = page.project["key"]
+        return linked_result(  # type: ignore[return-value]
+            page,
+            uri=export_uri(key),
+            name=f"{key} export",
+            description=f"The whole export of {key} in one document (up to {EXPORT_RESOURCE_CHARS:,} characters)",
+            mime_type="application/json",
+            plain_fields=("project", "tasks"),
+            exclude_none=True,
+        )
