@@ -175,4 +175,6 @@ async def test_the_built_wheels_install_into_a_fresh_environment_offline_and_eve
         )
         for era in ERAS:
             async with open_session(launch, era=era, timeout=120) as session:
-                assert await session.tool_names(), f"{name} ({era}) listed no tools"
+                tools = await session.list_tools()
+            assert tools, f"{name} ({era}) listed no tools"
+            assert all(tool.icons for tool in tools), f"{name}: the wheel lacks its icon files"
