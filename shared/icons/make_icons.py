@@ -19,19 +19,39 @@ WHITE = (255, 255, 255)
 # Shapes on a 32x32 canvas: ("circle", cx, cy, r), ("ring", cx, cy, r, width), ("line", x1, y1, x2, y2, width),
 # ("rect", x, y, w, h). Each server: its background colour and its white glyph.
 SERVERS = {
-    "sqlite": ((0x0F, 0x6C, 0xBD), [  # a database: three stacked bands (the lines are cut out)
-        ("rect", 9, 9, 14, 15), ("line", 9, 14, 23, 14, 1.6), ("line", 9, 19, 23, 19, 1.6),
-    ]),
-    "git": ((0xE8, 0x4D, 0x31), [  # a branch: two commits and a merge
-        ("line", 11, 8, 11, 24, 2.5), ("line", 11, 18, 21, 12, 2.5),
-        ("circle", 11, 8, 3), ("circle", 11, 24, 3), ("circle", 21, 11, 3),
-    ]),
-    "tasks": ((0x2E, 0x9D, 0x5B), [  # a check mark
-        ("line", 9, 16, 14, 21, 3), ("line", 14, 21, 23, 10, 3),
-    ]),
-    "name-origin": ((0x7A, 0x4E, 0xC2), [  # a globe
-        ("ring", 16, 16, 8, 2.2), ("line", 8, 16, 24, 16, 2), ("line", 16, 8, 16, 24, 2),
-    ]),
+    "sqlite": (
+        (0x0F, 0x6C, 0xBD),
+        [  # a database: three stacked bands (the lines are cut out)
+            ("rect", 9, 9, 14, 15),
+            ("line", 9, 14, 23, 14, 1.6),
+            ("line", 9, 19, 23, 19, 1.6),
+        ],
+    ),
+    "git": (
+        (0xE8, 0x4D, 0x31),
+        [  # a branch: two commits and a merge
+            ("line", 11, 8, 11, 24, 2.5),
+            ("line", 11, 18, 21, 12, 2.5),
+            ("circle", 11, 8, 3),
+            ("circle", 11, 24, 3),
+            ("circle", 21, 11, 3),
+        ],
+    ),
+    "tasks": (
+        (0x2E, 0x9D, 0x5B),
+        [  # a check mark
+            ("line", 9, 16, 14, 21, 3),
+            ("line", 14, 21, 23, 10, 3),
+        ],
+    ),
+    "name-origin": (
+        (0x7A, 0x4E, 0xC2),
+        [  # a globe
+            ("ring", 16, 16, 8, 2.2),
+            ("line", 8, 16, 24, 16, 2),
+            ("line", 16, 8, 16, 24, 2),
+        ],
+    ),
 }
 
 
@@ -66,7 +86,9 @@ def png(colour: tuple[int, int, int], shapes: list[tuple], glyph_masks: list[tup
                     x, y = px + (sx + 0.5) / 4, py + (sy + 0.5) / 4
                     if _background(x, y):
                         bg += 1
-                        if any(_inside(s, x, y) for s in shapes) and not any(_inside(m, x, y) for m in glyph_masks):
+                        if any(_inside(s, x, y) for s in shapes) and not any(
+                            _inside(m, x, y) for m in glyph_masks
+                        ):
                             glyph += 1
             alpha = round(255 * bg / 16)
             mix = glyph / bg if bg else 0
@@ -78,21 +100,30 @@ def png(colour: tuple[int, int, int], shapes: list[tuple], glyph_masks: list[tup
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
     header = struct.pack(">IIBBBBB", SIZE, SIZE, 8, 6, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"".join(rows), 9)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"".join(rows), 9))
+        + chunk(b"IEND", b"")
+    )
 
 
 def svg(colour: tuple[int, int, int], shapes: list[tuple], glyph_masks: list[tuple]) -> str:
-    fill = "#%02x%02x%02x" % colour
+    fill = "#{:02x}{:02x}{:02x}".format(*colour)
     parts = [f'<rect width="32" height="32" rx="6" fill="{fill}"/>']
     for kind, *a in shapes:
         if kind == "circle":
             parts.append(f'<circle cx="{a[0]}" cy="{a[1]}" r="{a[2]}" fill="#fff"/>')
         elif kind == "ring":
-            parts.append(f'<circle cx="{a[0]}" cy="{a[1]}" r="{a[2]}" fill="none" stroke="#fff" stroke-width="{a[3]}"/>')
+            parts.append(
+                f'<circle cx="{a[0]}" cy="{a[1]}" r="{a[2]}" fill="none" stroke="#fff" stroke-width="{a[3]}"/>'
+            )
         elif kind == "rect":
             parts.append(f'<rect x="{a[0]}" y="{a[1]}" width="{a[2]}" height="{a[3]}" rx="2" fill="#fff"/>')
         else:
-            parts.append(f'<path d="M{a[0]} {a[1]}L{a[2]} {a[3]}" stroke="#fff" stroke-width="{a[4]}" stroke-linecap="round"/>')
+            parts.append(
+                f'<path d="M{a[0]} {a[1]}L{a[2]} {a[3]}" stroke="#fff" stroke-width="{a[4]}" stroke-linecap="round"/>'
+            )
     for _, *a in glyph_masks:
         parts.append(f'<path d="M{a[0]} {a[1]}L{a[2]} {a[3]}" stroke="{fill}" stroke-width="{a[4]}"/>')
     return '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">' + "".join(parts) + "</svg>\n"
