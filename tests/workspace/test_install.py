@@ -172,3 +172,13 @@ async def test_the_uvx_offline_form_starts_with_no_network_after_one_online_run(
     assert warm.returncode == 0, warm.stderr
     async with open_session(offline_launch(uvx, entry["args"], tmp_path), timeout=120) as session:
         assert "list_tables" in await session.tool_names()
+
+
+def test_an_install_that_cannot_reach_what_it_needs_says_why_and_what_to_do(tmp_path):
+    # Offline with an empty cache: nothing to install from. uv's own reason, and the way out, no traceback.
+    env = {**tool_env(tmp_path), "UV_CACHE_DIR": str(tmp_path / "empty-cache")}
+    result = dockyard("install", "--server", "sqlite", "--offline", env=env)
+    assert result.returncode == 2, result.stderr
+    assert "installing dockyard-sqlite failed:" in result.stderr
+    assert "needs the network once" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "bin" / "dockyard-sqlite").exists()

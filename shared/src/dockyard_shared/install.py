@@ -171,7 +171,7 @@ def install(
                 raise _failed(
                     f"installing {distribution} failed: {' '.join(detail[-3:]) or 'uv exited with ' + str(result.returncode)}",
                     "an install needs the network once (or --offline with every package in uv's cache); "
-                    "check the message above, then run `dockyard install` again",
+                    "see uv's message, then run `dockyard install` again",
                 )
             path = executable(name, bin_dir)
             if not path.exists():
