@@ -156,6 +156,8 @@ def test_the_uvx_form_with_offline_asks_uvx_not_to_reach_the_index(tmp_path):
     assert result.returncode == 0, result.stderr
     entry = json.loads(result.stdout)["servers"]["dockyard-tasks"]
     assert entry["command"] == "uvx" and entry["args"][:3] == ["--offline", "--compile-bytecode", "--from"]
+    refused = dockyard("config", "vscode", "--offline", env=tool_env(tmp_path))  # the installed form
+    assert refused.returncode == 2 and "--offline is for --form uvx" in refused.stderr
 
 
 @pytest.mark.slow

@@ -277,6 +277,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 2
         chosen = {name: entry for name, entry in servers.items() if not args.server or name in args.server}
+        if args.command == "config" and args.offline and args.form != "uvx":
+            print(
+                "dockyard: --offline is for --form uvx (the installed form never uses the network).",
+                file=sys.stderr,
+            )
+            return 2
         try:
             if args.command == "install":
                 return _install(chosen, offline=args.offline)
