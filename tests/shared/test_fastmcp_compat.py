@@ -16,7 +16,7 @@ from fastmcp.server.mixins import transport
 
 from dockyard_shared import fastmcp_compat as compat
 from dockyard_shared.annotations import READ_ONLY
-from dockyard_shared.server import new_server
+from dockyard_shared.server import FIXED_LISTS, new_server
 from dockyard_shared.toolsets import Exposure, Toolset, install, prompt
 from tests.harness import LEGACY, MODERN, open_session
 
@@ -86,6 +86,8 @@ async def test_the_era_check_agrees_with_fastmcps_own(era):
 def test_the_sdks_lowlevel_server_takes_request_handlers():
     lowlevel = compat.lowlevel_server(new_server("compat", instructions="test"))
     assert callable(lowlevel.add_request_handler)
+    # The per-method cache hints new_server sets are read from this table when a result is sent.
+    assert set(lowlevel.cache_hints) == set(FIXED_LISTS)
 
 
 async def test_every_request_of_a_session_reaches_one_connection():

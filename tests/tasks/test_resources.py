@@ -22,7 +22,7 @@ async def test_resources_and_templates(sqlite_url, era):
         with pytest.raises(MCPError):
             await session.read_resource("task://TASK-999")
     assert listed == {"project://tasks/summary", "project://TASK"}
-    assert templates == {"project://{key}", "task://{task_id}"}
+    assert templates == {"project://{key}", "project://{key}/export", "task://{task_id}"}
     assert project["project"]["name"] == "Website relaunch" and project["total"] == 9
     assert "by_project" not in project and summary["by_project"]["TASK"]["total"] == 9
     assert (summary["overdue"], summary["blocked"]) == (1, 1)

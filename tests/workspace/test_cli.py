@@ -64,7 +64,15 @@ def test_list_shows_each_installed_server_with_its_command_and_summary():
 
 def test_config_writes_the_selection_flags_into_each_chosen_servers_arguments():
     result = dockyard(
-        "config", "cursor", "--server", "sqlite", "--read-only", "--exclude-tools", "explain_query"
+        "config",
+        "cursor",
+        "--form",
+        "uvx",
+        "--server",
+        "sqlite",
+        "--read-only",
+        "--exclude-tools",
+        "explain_query",
     )
     assert result.returncode == 0, result.stderr
     servers = json.loads(result.stdout)["mcpServers"]
@@ -88,7 +96,8 @@ def test_config_refuses_an_unknown_server_or_a_toolset_the_server_does_not_have(
 
 @pytest.mark.parametrize("host", ["claude-desktop", "cursor", "vscode"])
 def test_config_prints_a_config_with_absolute_paths_to_this_checkout(host):
-    result = dockyard("config", host)
+    # The uvx form; the default (installed) form is tested in test_install.py.
+    result = dockyard("config", host, "--form", "uvx")
     assert result.returncode == 0, result.stderr
     config = json.loads(result.stdout)
     entries = config["servers" if host == "vscode" else "mcpServers"]

@@ -6,7 +6,9 @@ server by name, so installing or removing one needs no change here.
     dockyard list
     dockyard serve NAME [server flags] [runner flags]
     dockyard serve all [runner flags]          every server on one HTTP port, each at /NAME/mcp
-    dockyard config claude-desktop|cursor|vscode [--form uvx|run] [--server NAME ...]
+    dockyard install [--server NAME ...] [--offline]
+    dockyard config claude-desktop|cursor|vscode [--form installed|uvx|run] [--offline] [--server NAME ...]
+                    [--root PATH ...] [--db [ALIAS=]PATH ...]
                     [--toolsets A,B] [--tools X,Y] [--exclude-tools X,Y] [--read-only]
     dockyard tools NAME [--format openai|anthropic|gemini] [server flags]   function-calling definitions
 """
@@ -24,6 +26,7 @@ from pathlib import Path
 import anyio
 
 from .flags import DockyardArgumentParser
+from .install import check_installed, executable, find_uv, given_server_args, install, tool_bin_dir
 from .problems import Problem
 from .runner import (
     ServerEntry,
@@ -70,14 +73,34 @@ def workspace_root() -> Path:
     return Path.cwd().resolve()
 
 
-def _launch(entry: ServerEntry, root: Path, form: str, extra: Sequence[str]) -> tuple[str, list[str]]:
+def _launch(
+    entry: ServerEntry,
+    root: Path,
+    form: str,
+    extra: Sequence[str],
+    *,
+    server_args: Sequence[str] | None = None,
+    bin_dir: Path | None = None,
+    offline: bool = False,
+) -> tuple[str, list[str]]:
     script = f"dockyard-{entry.name}"
+    own = [*(entry.config_args if server_args is None else server_args), *extra]
+    if form == "installed":
+        # The executable `dockyard install` put in uv's tool folder: no resolver, no index at start.
+        return str(executable(entry.name, bin_dir or Path.cwd())), own
     if form == "uvx":
         # --compile-bytecode: the environment uvx builds is compiled once, instead of every module at every
         # start where Python may not write bytecode (PYTHONDONTWRITEBYTECODE; see bench/startup).
-        source = ["--compile-bytecode", "--from", str(root / "servers" / entry.name)]
-        return "uvx", [*source, script, *entry.config_args, *extra]
-    return "uv", ["run", "--directory", str(root), script, *entry.config_args, *extra]
+        # --offline: after one online run, start from uv's cache without asking the index (~1 s, and a
+        # failure with no network, saved at every start).
+        source = [
+            *(["--offline"] if offline else []),
+            "--compile-bytecode",
+            "--from",
+            str(root / "servers" / entry.name),
+        ]
+        return "uvx", [*source, script, *own]
+    return "uv", ["run", "--directory", str(root), script, *own]
 
 
 def host_config(
@@ -86,18 +109,32 @@ def host_config(
     root: Path,
     form: str = "uvx",
     exposure: Exposure | None = None,
+    *,
+    server_args: dict[str, list[str]] | None = None,
+    bin_dir: Path | None = None,
+    offline: bool = False,
 ) -> dict:
     """A config a host accepts as is: ``mcpServers`` (Claude Desktop, Cursor) or ``servers`` (VS Code).
 
     ``exposure`` (the tool-selection flags) is written into every server's arguments; toolset names are
     checked against each server's own, so a typo fails here rather than when the host starts it.
+    ``form``: ``installed`` (the absolute executable in ``bin_dir``, from ``dockyard install``), ``uvx``
+    (``offline``: with ``--offline``) or ``run``. ``server_args`` replaces a server's ``config_args``.
     """
     extra = exposure_arguments(exposure) if exposure else []
     entries = {}
     for entry in servers.values():
         if exposure is not None and entry.toolsets:
             exposure.enabled_toolsets(entry.toolsets)
-        command, args = _launch(entry, root, form, extra)
+        command, args = _launch(
+            entry,
+            root,
+            form,
+            extra,
+            server_args=(server_args or {}).get(entry.name),
+            bin_dir=bin_dir,
+            offline=offline,
+        )
         item: dict = {"command": command, "args": args}
         if host == "vscode":
             item = {"type": "stdio", **item}
@@ -123,13 +160,34 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     serve_parser.add_argument("name")
+    installer = commands.add_parser(
+        "install", help="install servers as uv tools, so a host starts them by absolute path, offline"
+    )
+    installer.add_argument(
+        "--server", action="append", default=[], metavar="NAME", help="install only this server (repeatable)"
+    )
+    installer.add_argument("--offline", action="store_true", help="install from uv's cache only")
     config = commands.add_parser("config", help="print a host config for this checkout")
     config.add_argument("host", choices=sorted(_CONFIG_HINTS))
     config.add_argument(
         "--form",
-        choices=["uvx", "run"],
-        default="uvx",
-        help="uvx: launch each server with uvx --from its folder; run: uv run --directory the checkout",
+        choices=["installed", "uvx", "run"],
+        default="installed",
+        help="installed: the absolute executable `dockyard install` made (starts offline); uvx: uvx --from "
+        "each server's folder; run: uv run --directory the checkout",
+    )
+    config.add_argument(
+        "--offline", action="store_true", help="uvx form: start from uv's cache (after one online run)"
+    )
+    config.add_argument(
+        "--root", action="append", default=[], metavar="PATH", help="the git server's --root (repeatable)"
+    )
+    config.add_argument(
+        "--db",
+        action="append",
+        default=[],
+        metavar="[ALIAS=]PATH",
+        help="the sqlite server's --db (repeatable)",
     )
     config.add_argument(
         "--server",
@@ -176,6 +234,18 @@ def _serve_all(servers: dict[str, ServerEntry], argv: Sequence[str]) -> int:
     return 0
 
 
+def _install(servers: dict[str, ServerEntry], *, offline: bool) -> int:
+    for entry in servers.values():
+        print(f"installing dockyard-{entry.name} …", file=sys.stderr)
+        (done,) = install([entry.name], workspace_root(), offline=offline)
+        print(f"{done.executable}")
+    print(
+        "Installed. `dockyard config HOST` now writes these absolute paths; they start with no network.",
+        file=sys.stderr,
+    )
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
@@ -217,7 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for line in toolset_lines(entry.toolsets):
                 print(f"    toolset {line}")
         return 0
-    if args.command == "config":
+    if args.command in ("config", "install"):
         servers = discover_servers()
         unknown = [name for name in args.server if name not in servers]
         if unknown:
@@ -226,8 +296,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 2
         chosen = {name: entry for name, entry in servers.items() if not args.server or name in args.server}
+        if args.command == "config" and args.offline and args.form != "uvx":
+            print(
+                "dockyard: --offline is for --form uvx (the installed form never uses the network).",
+                file=sys.stderr,
+            )
+            return 2
         try:
-            config = host_config(args.host, chosen, workspace_root(), args.form, exposure_from(args))
+            if args.command == "install":
+                return _install(chosen, offline=args.offline)
+            bin_dir = None
+            if args.form == "installed":
+                bin_dir = tool_bin_dir(find_uv())
+                check_installed(list(chosen), bin_dir)
+            config = host_config(
+                args.host,
+                chosen,
+                workspace_root(),
+                args.form,
+                exposure_from(args),
+                server_args=given_server_args(chosen, {"--root": args.root, "--db": args.db}),
+                bin_dir=bin_dir,
+                offline=args.offline,
+            )
         except Problem as problem:
             print(f"dockyard: {problem.what}", file=sys.stderr)
             if problem.next_step:

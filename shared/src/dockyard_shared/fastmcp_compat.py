@@ -153,10 +153,14 @@ def is_modern_protocol(ctx: Context) -> bool:
 # -- 5. The SDK's low-level server under a FastMCP server ---------------------------------------------
 # Private: ``FastMCP._mcp_server``.
 # Why: FastMCP 4.1 serves neither ``resources/subscribe`` nor ``subscriptions/listen``; the SDK's
-# low-level server takes handlers for both (``add_request_handler``), used by dockyard-tasks.
-# Upstream change that removes it: FastMCP serving resource subscriptions, or a public custom-request hook.
+# low-level server takes handlers for both (``add_request_handler``), used by dockyard-tasks. Also its
+# public ``cache_hints`` table (per method), where dockyard_shared.server sets ``ttlMs`` on the fixed
+# lists only: FastMCP's public ``cache_ttl`` sets one lifetime for every cacheable method, reads included.
+# Upstream change that removes it: FastMCP serving resource subscriptions, or a public custom-request hook;
+# a per-method ``cache_ttl``.
 # Test: tests/tasks/test_listeners.py, tests/tasks/test_resources.py (subscriptions);
-# tests/shared/test_fastmcp_compat.py (the attribute and its add_request_handler).
+# tests/shared/test_list_hints.py (cache hints); tests/shared/test_fastmcp_compat.py (the attribute and
+# its add_request_handler).
 
 
 def lowlevel_server(server: FastMCP) -> Any:

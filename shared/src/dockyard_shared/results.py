@@ -21,10 +21,10 @@ from collections.abc import Collection
 
 import pydantic_core
 from fastmcp.tools import ToolResult
-from mcp.types import TextContent
+from mcp.types import ResourceLink, TextContent
 from pydantic import BaseModel
 
-__all__ = ["model_result"]
+__all__ = ["linked_result", "model_result"]
 
 
 def model_result(
@@ -53,3 +53,29 @@ def model_result(
         meta=None,
         is_error=False,
     )
+
+
+def linked_result(
+    model: BaseModel,
+    *,
+    uri: str,
+    name: str,
+    description: str,
+    mime_type: str,
+    size: int | None = None,
+    plain_fields: Collection[str] = (),
+    exclude_none: bool = False,
+) -> ToolResult:
+    """``model`` as :func:`model_result` makes it, plus a ``resource_link`` block to ``uri``: where the
+    whole of a result that ``model`` carries only a bounded part of can be read (``resources/read``).
+
+    For a host that attaches or shows a linked resource instead of pasting it into the conversation.
+    Nothing in either era's capabilities says whether a client does, so the link is added beside the
+    bounded reply, never instead of it: a host that ignores the block loses nothing.
+    """
+    result = model_result(model, plain_fields=plain_fields, exclude_none=exclude_none)
+    link = ResourceLink(
+        type="resource_link", uri=uri, name=name, description=description, mime_type=mime_type, size=size
+    )
+    result.content.append(link)
+    return result

@@ -7,12 +7,21 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from fastmcp import FastMCP
+from mcp.server.caching import CacheHint
 
 from .errors import ProblemMiddleware
-from .fastmcp_compat import DockyardServer
+from .fastmcp_compat import DockyardServer, lowlevel_server
+from .icons import package_icons
 from .schema import ListedSchemas
 
-__all__ = ["ArgumentCompleter", "complete_arguments", "new_server"]
+__all__ = ["FIXED_LISTS", "LIST_TTL_MS", "ArgumentCompleter", "complete_arguments", "new_server"]
+
+# What a Dockyard server lists is fixed for the life of its process (the selection flags are read at
+# start, nothing is added later), so a 2026-07-28 client may keep these answers (``ttlMs``). Not
+# ``resources/list`` (dockyard-tasks lists a resource per project, and says when that changes) and never
+# ``resources/read``: FastMCP's own ``cache_ttl`` would cover both, so the hint is set per method instead.
+FIXED_LISTS = ("tools/list", "prompts/list", "resources/templates/list", "server/discover")
+LIST_TTL_MS = 3_600_000  # an hour: a restarted server with other flags is re-listed within it
 
 # (argument name, the value typed so far, the arguments already given) -> candidate values.
 ArgumentCompleter = Callable[[str, str, Mapping[str, str]], Awaitable[list[str]]]
@@ -40,12 +49,17 @@ def new_server(
         name,
         instructions=instructions,
         version=server_version,
+        icons=package_icons(distribution or name) or None,  # the server package's own icon files
         mask_error_details=True,
         lifespan=lifespan,
         dereference_schemas=False,  # ListedSchemas inlines references, without importing jsonref
     )
     server.add_middleware(ProblemMiddleware())
     server.add_middleware(ListedSchemas())
+    # `cache_hints` is the SDK low-level server's public per-method table (mcp.server.caching); only the
+    # way to it, FastMCP's `_mcp_server`, is private (fastmcp_compat.lowlevel_server).
+    hint = CacheHint(ttl_ms=LIST_TTL_MS, scope="private")
+    lowlevel_server(server).cache_hints.update(dict.fromkeys(FIXED_LISTS, hint))
     return server
 
 

@@ -208,7 +208,10 @@ class ToolRegistrar:
             return fn
         self.installed.append(name)
         from .fastmcp_compat import described
+        from .icons import tool_icons
 
+        if "icons" not in options:  # the server's icon, so a host that shows tool icons shows whose it is
+            options["icons"] = tool_icons(self.server.icons)
         return self.server.tool(described(fn, options), **options)
 
 

@@ -122,6 +122,8 @@ class ShowResult(BaseModel):
     commit: Commit | None = None
     files: list[DiffFileStat] = Field(default_factory=list)
     patch: str | None = None
+    path: str | None = Field(default=None, description="the file, from the repository top (kind=file)")
+    revision_sha: str | None = Field(default=None, description="the commit it was read at (kind=file)")
     content: str | None = Field(default=None, description="file content (kind=file)")
     size: int | None = Field(default=None, description="file size in bytes (kind=file)")
     binary: bool = False

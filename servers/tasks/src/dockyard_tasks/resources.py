@@ -3,7 +3,9 @@
 * ``project://tasks/summary`` — totals by status, assignee and project, overdue, blocked;
 * ``project://{key}`` — the same for one project, with the project itself (each project is also listed,
   so a client sees projects come and go);
-* ``task://{task_id}`` — one task with its comments and history, as get_task returns it.
+* ``task://{task_id}`` — one task with its comments and history, as get_task returns it;
+* ``project://{key}/export`` — the whole export of a project in one document (what export_project pages
+  through), up to 250,000 characters: the target of export_project's resource link.
 
 Completions offer project keys, task ids, assignees and statuses from the data.
 """
@@ -13,10 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import pydantic_core
 from fastmcp import FastMCP
 from fastmcp.resources import Resource
 from fastmcp.server.providers import Provider
 
+from dockyard_shared import LimitExceeded
 from dockyard_shared.offload import run_in_thread
 from dockyard_shared.server import complete_arguments
 
@@ -26,9 +30,35 @@ from .rules import STATUSES
 if TYPE_CHECKING:  # the store may open after initialize (opening.py): it is read in worker threads only
     from .store import TaskStore
 
-__all__ = ["register"]
+__all__ = ["EXPORT_RESOURCE_CHARS", "export_uri", "register"]
 
 JSON = "application/json"
+# A host reads a linked export to save or attach it, not as a tool reply; at most 3 bytes a character, it
+# stays under the MCP SDK's 1 MiB bound on one message over HTTP.
+EXPORT_RESOURCE_CHARS = 250_000
+
+
+def export_uri(key: str) -> str:
+    return f"project://{key}/export"
+
+
+def whole_export(store: TaskStore, key: str) -> dict:
+    """Every page of ``key``'s export as one document, or LimitExceeded past EXPORT_RESOURCE_CHARS."""
+    page = store.export_project(key, None)
+    document = {"format": page.format, "project": page.project, "tasks": list(page.tasks)}
+    size = len(pydantic_core.to_json(document))
+    while page.next_cursor:
+        page = store.export_project(key, page.next_cursor)
+        document["tasks"].extend(page.tasks)
+        size += len(pydantic_core.to_json(page.tasks))
+        if size > EXPORT_RESOURCE_CHARS:
+            raise LimitExceeded(
+                f"The export of {key} is larger than the {EXPORT_RESOURCE_CHARS:,} characters one read holds.",
+                next_step="Page through it with export_project (next_cursor), concatenating the tasks.",
+            )
+    return document
+
+
 LISTED_PROJECTS = 200  # project resources listed; every project can be read through the template
 
 
@@ -93,6 +123,11 @@ def register(server: FastMCP, store: TaskStore) -> None:
     async def project(key: str) -> dict:
         """One project and its summary: totals by status and assignee, overdue, blocked."""
         return await project_summary(store, key)
+
+    @server.resource("project://{key}/export", mime_type=JSON)
+    async def export(key: str) -> dict:
+        """A project's whole export in one document (up to 250,000 characters; beyond: export_project)."""
+        return await run_in_thread(lambda: whole_export(store, key))
 
     @server.resource("task://{task_id}", mime_type=JSON)
     async def task(task_id: str) -> dict:

@@ -166,13 +166,20 @@ class History:
         )
 
     def show(
-        self, repo: Repository, *, revision: str = "HEAD", path: str | None = None, offset: int = 0
+        self,
+        repo: Repository,
+        *,
+        revision: str = "HEAD",
+        path: str | None = None,
+        offset: int = 0,
+        max_chars: int | None = None,
     ) -> ShowResult:
+        """``max_chars``: of a file's content (default: a tool page, ``max_file_chars``)."""
         if path is None and ":" in revision:
             revision, path = revision.split(":", 1)
         sha = self.plumbing.verify(repo, revision or "HEAD")
         if path is not None:
-            return self._show_file(repo, sha, path, offset)
+            return self._show_file(repo, sha, path, offset, max_chars or self.limits.max_file_chars)
         header = self.plumbing.git(repo, "show", "-s", f"--format={COMMIT_FORMAT}", sha).text
         (commit,) = parse_commits(header, self.limits)
         common = ["show", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--format="]
@@ -199,7 +206,7 @@ class History:
             note=note,
         )
 
-    def _show_file(self, repo: Repository, sha: str, path: str, offset: int) -> ShowResult:
+    def _show_file(self, repo: Repository, sha: str, path: str, offset: int, max_chars: int) -> ShowResult:
         relative = self.plumbing.repositories.relative_path(repo, path)
         spec = f"{sha}:{relative}"
         kind = self.plumbing.git(repo, "cat-file", "-t", spec, check=False)
@@ -212,7 +219,7 @@ class History:
             raise InvalidArgument(f"{relative} is a {kind.text.strip()} at {sha[:12]}, not a file.")
         size = int(self.plumbing.git(repo, "cat-file", "-s", spec).text.strip())
         # cat-file -p applies no filters and no textconv: the stored bytes, nothing a config can run.
-        limit = offset + self.limits.max_file_chars * 4 + 1
+        limit = offset + max_chars * 4 + 1
         raw = self.plumbing.git(repo, "cat-file", "-p", spec, max_bytes=limit)
         if "\x00" in raw.text[:8000]:
             return ShowResult(
@@ -224,7 +231,7 @@ class History:
             )
         start = min(offset, len(raw.text))
         # As many characters as take max_file_chars as JSON (fewer when the text is full of escapes).
-        room = len(fit(raw.text[start : start + self.limits.max_file_chars], self.limits.max_file_chars))
+        room = len(fit(raw.text[start : start + max_chars], max_chars))
         bounded = bound_text(
             raw.text,
             max(room, 1),
@@ -234,6 +241,8 @@ class History:
         return ShowResult(
             repository=str(repo.path),
             kind="file",
+            path=relative,
+            revision_sha=sha,
             content=bounded.text,
             size=size,
             truncated=bounded.truncated,

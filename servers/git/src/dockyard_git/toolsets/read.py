@@ -7,7 +7,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import Field
 
 from dockyard_shared import READ_ONLY
-from dockyard_shared.results import model_result
+from dockyard_shared.results import linked_result, model_result
 from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
 
@@ -24,6 +24,7 @@ from ..models import (
     StatusResult,
     TagList,
 )
+from ..resources import RESOURCE_FILE_CHARS, file_uri
 from .arguments import Paths, RepoPath
 
 __all__ = ["register"]
@@ -143,11 +144,22 @@ def register(registrar: ToolRegistrar, git: GitContext) -> None:
         Returns: kind=commit with commit, files, patch; or kind=file with content, size.
         Limits: patches cut as in git_diff; content paged by 60,000 characters (next_offset); no binary content.
         """
-        result = await git.run(
+        shown = await git.run(
             repo_path, lambda ops, repo: ops.history.show(repo, revision=revision, path=path, offset=offset)
         )
-        # A commit has no content, size or next_offset: not sent as nulls.
-        return model_result(result, exclude_none=True)  # type: ignore[return-value]
+        if not (shown.truncated and shown.path and shown.revision_sha):
+            # A commit has no content, size or next_offset: not sent as nulls.
+            return model_result(shown, exclude_none=True)  # type: ignore[return-value]
+        # More than a page: a host that reads resource links can show or attach the whole file at once.
+        return linked_result(  # type: ignore[return-value]
+            shown,
+            uri=file_uri(shown.repository, shown.revision_sha, shown.path),
+            name=shown.path,
+            description=f"{shown.path} at {shown.revision_sha[:12]}, up to {RESOURCE_FILE_CHARS:,} characters",
+            mime_type="text/plain",
+            size=shown.size,
+            exclude_none=True,
+        )
 
     @registrar.tool(annotations=READ_ONLY)
     async def git_blame(

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from dockyard_shared import ADDITIVE, DESTRUCTIVE, READ_ONLY
 from dockyard_shared.confirm import Confirm, require_confirmation
 from dockyard_shared.offload import run_in_thread
-from dockyard_shared.results import model_result
+from dockyard_shared.results import linked_result, model_result
 from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import Exposure, ToolRegistrar
 from dockyard_shared.words import plural
@@ -34,6 +34,7 @@ from ..models import (
     ProjectInfo,
     UpdateResult,
 )
+from ..resources import EXPORT_RESOURCE_CHARS, export_uri
 from .params import (
     ExpectedVersion,
     ExportDocumentArgument,
@@ -115,7 +116,19 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
         """
         page = await run_in_thread(lambda: store.export_project(project, cursor or None))
         # The documents are plain JSON already, and their nulls are part of the format.
-        return model_result(page, plain_fields=("project", "tasks"), exclude_none=True)  # type: ignore[return-value]
+        if not page.next_cursor:
+            return model_result(page, plain_fields=("project", "tasks"), exclude_none=True)  # type: ignore[return-value]
+        # More pages follow: a host that reads resource links can save or attach the whole export at once.
+        key = page.project["key"]
+        return linked_result(  # type: ignore[return-value]
+            page,
+            uri=export_uri(key),
+            name=f"{key} export",
+            description=f"The whole export of {key} in one document (up to {EXPORT_RESOURCE_CHARS:,} characters)",
+            mime_type="application/json",
+            plain_fields=("project", "tasks"),
+            exclude_none=True,
+        )
 
     @tools.tool(annotations=ADDITIVE)
     async def create_project(
