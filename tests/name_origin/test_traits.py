@@ -249,3 +249,43 @@ async def test_the_prompt_speaks_of_gender_and_age_as_statements_about_names(dem
     async with open_session(server(demografix), era=era) as session:
         text = " ".join(await session.get_prompt("interpret_name_origin", {"names": "jane.doe@example.com"}))
     assert "never tell a" in text and "non-binary" in text and "never read digits as a birth year" in text
+
+
+async def test_a_what_it_does_not_predict_is_refused_with_the_choices(demografix):
+    async with open_session(server(demografix)) as session:
+        text = await session.call_error("predict_traits", {"names": ["anna"], "what": "ethnicity"})
+    assert "gender" in text and "age" in text and "origin" in text and "Traceback" not in text
+    assert demografix.fake.request_count == 0
+
+
+async def test_the_trait_cache_is_shared_through_postgresql(demografix, postgres_url):
+    names = given_names(5, api="agify")
+
+    def on_postgres():
+        return create_server(
+            Settings(
+                api_url=demografix.url,
+                genderize_url=demografix.genderize_url,
+                agify_url=demografix.agify_url,
+                cache_url=postgres_url,
+                limits=FAST,
+                exposure=TRAITS,
+            )
+        )
+
+    async with open_session(on_postgres()) as session:
+        first = (await session.call_ok("predict_traits", {"names": names, "what": "age"})).data
+    async with open_session(on_postgres()) as other_replica:
+        second = (await other_replica.call_ok("predict_traits", {"names": names, "what": "age"})).data
+    assert first["upstream_requests"] == 1 and second["upstream_requests"] == 0
+    assert second["from_cache"] == 5 and second["results"] == first["results"]
+
+
+async def test_an_echoed_key_is_scrubbed_and_the_log_names_the_service_asked(caplog):
+    fake = FakeNationalize(echo_key=True, inactive_keys={API_KEY})
+    with RunningDemografix(fake) as running, caplog.at_level("WARNING", logger="dockyard.name_origin"):
+        async with open_session(server(running, api_key=API_KEY)) as session:
+            text = await session.call_error("predict_traits", {"names": ["anna"], "what": "age"})
+    assert "agify.io" in text and API_KEY not in text and "[redacted]" in text
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert "agify.io" in logged and "nationalize.io" not in logged and API_KEY not in logged

@@ -15,6 +15,7 @@ country, or none, is an upstream fault, never passed through as localised.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -23,11 +24,13 @@ from typing import Any, Literal
 
 from dockyard_shared import Problem
 
-from .client import SERVICE, NationalizeClient, UpstreamFault
+from .client import SERVICE, NationalizeClient, Request, UpstreamFault
 from .resilience import Deadline
 from .upstream_values import MAX_COUNT
 
 __all__ = ["SERVICES", "DemografixClient", "Kind", "Trait", "parse_traits"]
+
+log = logging.getLogger("dockyard.name_origin")
 
 Kind = Literal["gender", "age"]
 SERVICES: dict[str, str] = {"gender": "genderize.io", "age": "agify.io"}
@@ -70,12 +73,14 @@ class DemografixClient(NationalizeClient):
         order; raises the same problems as :meth:`NationalizeClient.fetch`, naming this service."""
         token = _country.set(country_id)
         try:
-            return await self.fetch(names, deadline)  # type: ignore[return-value]
+            return await self._fetch(Request(tuple(names), deadline))  # type: ignore[return-value]
         except Problem as problem:
-            # The shared client's texts name nationalize.io; this request went to another host.
-            problem.what = problem.what.replace(SERVICE, self.service)
+            # The shared client's texts name nationalize.io; this request went to another host. Whatever
+            # the upstream wrote may quote the key: scrubbed before anyone reads it, as fetch() does.
+            problem.what = self.scrub(problem.what.replace(SERVICE, self.service))
             if problem.next_step:
-                problem.next_step = problem.next_step.replace(SERVICE, self.service)
+                problem.next_step = self.scrub(problem.next_step.replace(SERVICE, self.service))
+            log.warning("%s: %s", type(problem).__name__, problem.what)
             raise
         finally:
             _country.reset(token)
