@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from dockyard_name_origin.server import create_server
@@ -289,3 +290,23 @@ async def test_an_echoed_key_is_scrubbed_and_the_log_names_the_service_asked(cap
     assert "agify.io" in text and API_KEY not in text and "[redacted]" in text
     logged = " ".join(record.getMessage() for record in caplog.records)
     assert "agify.io" in logged and "nationalize.io" not in logged and API_KEY not in logged
+
+
+async def test_concurrent_calls_for_the_same_names_pay_for_each_once(era):
+    names = given_names(10)
+    with RunningDemografix(FakeNationalize(latency=0.3)) as running:
+        built = server(running)
+        results: list[dict] = []
+
+        async def call() -> None:
+            async with open_session(built, era=era) as session:
+                results.append(
+                    (await session.call_ok("predict_traits", {"names": names, "what": "gender"})).data
+                )
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            group.start_soon(call)
+    assert sorted(name for request in asked(running, "genderize") for name in request) == sorted(names)
+    assert results[0]["results"] == results[1]["results"]
+    assert sorted(result["from_cache"] for result in results) == [0, 10]

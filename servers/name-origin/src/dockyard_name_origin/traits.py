@@ -27,6 +27,7 @@ from dockyard_shared import InvalidArgument, NotFound, PermissionDenied, Problem
 from dockyard_shared.offload import run_in_thread
 from dockyard_shared.opened import Opened
 
+from .claims import LocalClaims
 from .client import QuotaSpent, describe_wait
 from .countries import country_table
 from .demografix import SERVICES, DemografixClient, Kind, Trait
@@ -92,6 +93,7 @@ class _Run:
     retry_at: datetime | None = None
     unavailable_because: str | None = None
     fetched: int = 0
+    waited: int = 0  # names another call of this server fetched while this one waited
 
     def settle(self, names: Sequence[str], status: Status, reason: str | None = None) -> None:
         for name in names:
@@ -117,6 +119,7 @@ class TraitPredictor:
         self.cache = cache
         self.limits = limits
         self._trait_cache: TraitCache | None = None
+        self.claims = LocalClaims()
 
     async def predict(
         self,
@@ -147,12 +150,12 @@ class TraitPredictor:
         if missing and client is None:
             run.settle(missing, OFFLINE)
         elif missing and client is not None:
-            await self._fetch_all(client, missing, run)
+            await self._fetch_claimed(client, missing, run)
             if run.fatal is not None:
                 raise run.fatal
         requests = (client.requests_sent if client else 0) - requests_before
         items = [self._item(row, run) for row in rows]
-        return self._result(what, country, items, len(cached), run, requests)
+        return self._result(what, country, items, len(cached) + run.waited, run, requests)
 
     # -- inputs ----------------------------------------------------------------------------------
 
@@ -222,6 +225,30 @@ class TraitPredictor:
         return self._result("origin", None, items, from_cache, run, requests, fetched=fetched)
 
     # -- gender and age ----------------------------------------------------------------------------
+
+    async def _fetch_claimed(self, client: DemografixClient, missing: list[str], run: _Run) -> None:
+        """Fetch ``missing``, except what another call of this server is fetching: that is waited for
+        (and fetched here only if that call did not get it), so concurrent calls pay for a name once."""
+
+        def claim(name: str) -> str:
+            return f"{run.kind}|{run.country_id or ''}|{name}"
+
+        def name_of(key: str) -> str:
+            return key.split("|", 2)[2]
+
+        mine, theirs = self.claims.take([claim(name) for name in missing])
+        try:
+            if mine:
+                await self._fetch_all(client, [name_of(key) for key in mine], run)
+        finally:
+            self.claims.settle(mine, lambda key: run.traits.get(name_of(key)))
+        if theirs and run.fatal is None:
+            found = await LocalClaims.wait(theirs, Deadline(self.limits.call_deadline))
+            for trait in found.values():
+                run.traits[trait.name] = trait
+            run.waited += len(found)
+            if rest := [name_of(key) for key in theirs if key not in found]:
+                await self._fetch_all(client, rest, run)
 
     async def _fetch_all(self, client: DemografixClient, missing: list[str], run: _Run) -> None:
         size = self.limits.upstream_batch
