@@ -23,7 +23,7 @@ from tests.name_origin.fake_nationalize import (
     age_prediction,
     gender_prediction,
 )
-from tests.name_origin.helpers import FAST, sqlite_url
+from tests.name_origin.helpers import FAST, call_with_progress, sqlite_url
 
 TRAITS = Exposure(toolsets=("all",))
 
@@ -310,3 +310,14 @@ async def test_concurrent_calls_for_the_same_names_pay_for_each_once(era):
     assert sorted(name for request in asked(running, "genderize") for name in request) == sorted(names)
     assert results[0]["results"] == results[1]["results"]
     assert sorted(result["from_cache"] for result in results) == [0, 10]
+
+
+async def test_a_batch_reports_progress_while_it_works(demografix, era):
+    names = given_names(25, api="agify")
+    async with open_session(server(demografix), era=era) as session:
+        outcome, progress = await call_with_progress(
+            session, "predict_traits", {"names": names, "what": "age"}
+        )
+    assert not outcome.is_error, outcome.text
+    assert [p[0] for p in progress] == sorted(p[0] for p in progress) and progress[-1][0] == 25
+    assert len(progress) >= 3 and all(total == 25 for _, total, _ in progress)
