@@ -321,3 +321,26 @@ async def test_a_batch_reports_progress_while_it_works(demografix, era):
     assert not outcome.is_error, outcome.text
     assert [p[0] for p in progress] == sorted(p[0] for p in progress) and progress[-1][0] == 25
     assert len(progress) >= 3 and all(total == 25 for _, total, _ in progress)
+
+
+async def test_a_quota_spent_elsewhere_is_a_429_that_is_not_retried(era):
+    fake = FakeNationalize(keys={API_KEY: 50})
+    fake.exhaust(API_KEY)  # spent by another client of the key, on any of the three APIs
+    with RunningDemografix(fake) as running:
+        async with open_session(server(running, api_key=API_KEY), era=era) as session:
+            first = (
+                await session.call_ok("predict_traits", {"names": given_names(12), "what": "gender"})
+            ).data
+            text = await session.call_error("predict_origin", {"name": "anna"})
+    assert first["statuses"] == {"not fetched: quota exhausted": 12} and first["retry_at"]
+    assert len(running.fake.requests) == 1  # one 429, then the ledger knows: nothing more is sent
+    assert "quota is spent" in text
+
+
+async def test_a_refused_batch_is_asked_name_by_name(demografix):
+    names = given_names(3)
+    demografix.fake.inject(Fault("status", status=422))
+    async with open_session(server(demografix)) as session:
+        result = (await session.call_ok("predict_traits", {"names": names, "what": "gender"})).data
+    assert result["statuses"] == {"ok": 3}
+    assert asked(demografix, "genderize") == [tuple(names), *((name,) for name in names)]
