@@ -50,6 +50,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, quote, quote_plus, urlparse
 
+from tests.name_origin.fake_traits import age_prediction, gender_prediction
+
 API_KEY = "nat_" + "S3cr3tK3y" * 4  # what tests hand the server through the environment
 FREE_LIMIT = 100  # names a day per IP without a key
 KEY_LIMIT = 10_000
@@ -155,39 +157,6 @@ class Recorded:
 
 Api = Literal["nationalize", "genderize", "agify"]
 _COUNTRY_PARAM = re.compile(r"^[A-Z]{2}$")
-
-
-def gender_prediction(name: str, country_id: str | None = None) -> dict[str, Any]:
-    """genderize's deterministic answer for ``name`` (localised by ``country_id``)."""
-    digest = hashlib.sha256(f"g|{country_id or ''}|{name.casefold()}".encode()).digest()
-    answer: dict[str, Any] = {"count": 0, "name": name, "gender": None, "probability": 0.0}
-    if digest[0] % 10 != 0:
-        count = max(1, int(10 ** (digest[1] / 255 * (4.5 if country_id else 5.5))))
-        gender = "female" if digest[2] % 2 else "male"
-        answer = {
-            "count": count,
-            "name": name,
-            "gender": gender,
-            "probability": round(0.5 + digest[3] / 510, 2),
-        }
-    if country_id:
-        answer["country_id"] = country_id
-    return answer
-
-
-def age_prediction(name: str, country_id: str | None = None) -> dict[str, Any]:
-    """agify's deterministic answer for ``name`` (localised by ``country_id``)."""
-    digest = hashlib.sha256(f"a|{country_id or ''}|{name.casefold()}".encode()).digest()
-    answer: dict[str, Any] = {"count": 0, "name": name, "age": None}
-    if digest[0] % 10 != 0:
-        answer = {
-            "count": max(1, int(10 ** (digest[1] / 255 * (4.5 if country_id else 5.5)))),
-            "name": name,
-            "age": 18 + digest[2] % 60,
-        }
-    if country_id:
-        answer["country_id"] = country_id
-    return answer
 
 
 def answer_of(api: str, name: str, country_id: str | None = None) -> dict[str, Any]:

@@ -20,9 +20,8 @@ from tests.name_origin.fake_nationalize import (
     FakeNationalize,
     Fault,
     RunningDemografix,
-    age_prediction,
-    gender_prediction,
 )
+from tests.name_origin.fake_traits import age_prediction, gender_prediction
 from tests.name_origin.helpers import FAST, call_with_progress, sqlite_url
 
 TRAITS = Exposure(toolsets=("all",))
