@@ -12,6 +12,13 @@ As on api.nationalize.io:
 * errors are JSON ``{"error": "..."}``: 401 invalid key, 402 subscription not active, 422 missing or
   invalid name, 429 request limit reached.
 
+The same fake serves genderize.io and agify.io (:class:`RunningFake` with ``api="genderize"`` or
+``"agify"``, one port each, as they are three hosts): ``{"count", "name", "gender": "male"|"female"|null,
+"probability"}`` and ``{"count", "name", "age": int|null}``, batched the same way; ``country_id`` (ISO 3166-1
+alpha-2, upper case) localises the answer, which then echoes ``country_id`` (a malformed one is 422). The
+three share one key and one quota per key (or IP), as Demografix's one key for all three APIs does: a
+name asked of any of them counts against the same window.
+
 Predictions are made up but deterministic: the same name (case-insensitive) always gets the same answer,
 and about one name in ten is unknown.
 
@@ -42,6 +49,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, quote, quote_plus, urlparse
+
+from tests.name_origin.fake_traits import age_prediction, gender_prediction
 
 API_KEY = "nat_" + "S3cr3tK3y" * 4  # what tests hand the server through the environment
 FREE_LIMIT = 100  # names a day per IP without a key
@@ -142,6 +151,20 @@ class Recorded:
     query: str
     headers: dict[str, str]
     fault: Fault | None
+    api: str = "nationalize"
+    country_id: str | None = None
+
+
+Api = Literal["nationalize", "genderize", "agify"]
+_COUNTRY_PARAM = re.compile(r"^[A-Z]{2}$")
+
+
+def answer_of(api: str, name: str, country_id: str | None = None) -> dict[str, Any]:
+    if api == "genderize":
+        return gender_prediction(name, country_id)
+    if api == "agify":
+        return age_prediction(name, country_id)
+    return prediction(name)
 
 
 def prediction(name: str) -> dict[str, Any]:
@@ -248,6 +271,7 @@ class FakeNationalize:
 
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeNationalize
+    api: Api = "nationalize"
     protocol_version = "HTTP/1.1"  # keep-alive, as the real service
     # Headers and body go out in two writes; with Nagle's algorithm the second waits for the client's
     # delayed ACK (40 ms on Linux) on every kept-alive connection, which no real server adds.
@@ -305,9 +329,12 @@ class _Handler(BaseHTTPRequestHandler):
         batch = "name[]" in query
         names = tuple(query.get("name[]", []) if batch else query.get("name", [])[:1])
         apikey = query.get("apikey", [None])[0]
+        country_id = query.get("country_id", [None])[0] if self.api != "nationalize" else None
         fault = fake.next_fault(names)
         with fake._lock:
-            fake.requests.append(Recorded(names, batch, apikey, parsed.query, dict(self.headers), fault))
+            fake.requests.append(
+                Recorded(names, batch, apikey, parsed.query, dict(self.headers), fault, self.api, country_id)
+            )
         if fake.latency:
             fake.stopping.wait(fake.latency)
         if fault is not None and fault.kind != "headers":
@@ -331,12 +358,15 @@ class _Handler(BaseHTTPRequestHandler):
         if any(not name.strip() for name in names):
             self._error(422, "Invalid 'name' parameter", apikey)
             return
+        if country_id is not None and not _COUNTRY_PARAM.match(country_id):
+            self._error(422, "Invalid 'country_id' parameter", apikey)
+            return
         identity, limit = (apikey, fake.keys[apikey]) if apikey else (self.client_address[0], fake.free_limit)
         spent, quota = fake.spend(identity, limit, len(names))
         if not spent:
             self._error(429, "Request limit reached", apikey, self._quota_headers(quota))
             return
-        answers = [prediction(name) for name in names]
+        answers = [answer_of(self.api, name, country_id) for name in names]
         headers = (
             fault.headers if fault is not None and fault.headers is not None else self._quota_headers(quota)
         )
@@ -345,7 +375,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _faulted(self, fault: Fault, names: tuple[str, ...], batch: bool, apikey: str | None) -> None:
         """Answer as ``fault`` says instead of as the contract does."""
         fake = self.fake
-        answers = [prediction(name) for name in names] or [prediction("x")]
+        answers = [answer_of(self.api, name) for name in names] or [answer_of(self.api, "x")]
         good = json.dumps(answers if batch else answers[0]).encode()
         if fault.kind == "status":
             if fault.status in (502, 504):
@@ -402,9 +432,11 @@ class _Handler(BaseHTTPRequestHandler):
 class RunningFake:
     """``with RunningFake(FakeNationalize()) as running: running.url``"""
 
-    def __init__(self, fake: FakeNationalize | None = None, *, port: int = 0) -> None:
+    def __init__(
+        self, fake: FakeNationalize | None = None, *, port: int = 0, api: Api = "nationalize"
+    ) -> None:
         self.fake = fake or FakeNationalize()
-        handler = type("Handler", (_Handler,), {"fake": self.fake})
+        handler = type("Handler", (_Handler,), {"fake": self.fake, "api": api})
         self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -418,6 +450,26 @@ class RunningFake:
         self.fake.stopping.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+class RunningDemografix:
+    """nationalize, genderize and agify on three ports over one fake (one key, one quota per key)."""
+
+    def __init__(self, fake: FakeNationalize | None = None) -> None:
+        self.fake = fake or FakeNationalize()
+        self.servers = {api: RunningFake(self.fake, api=api) for api in ("nationalize", "genderize", "agify")}
+        self.url = self.servers["nationalize"].url
+        self.genderize_url = self.servers["genderize"].url
+        self.agify_url = self.servers["agify"].url
+
+    def __enter__(self) -> RunningDemografix:
+        for running in self.servers.values():
+            running.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for running in self.servers.values():
+            running.__exit__(*exc)
 
 
 def main() -> None:

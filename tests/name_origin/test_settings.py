@@ -20,6 +20,10 @@ def test_the_defaults_use_nationalize_and_a_cache_in_the_user_data_directory(tmp
     assert settings.api_url == DEFAULT_API_URL and settings.api_key is None
     assert settings.cache_url == f"sqlite:///{tmp_path}/dockyard/name-origin/cache.db"
     assert settings.cache_ttl_days == 30 and not settings.offline
+    assert (settings.genderize_url, settings.agify_url) == (
+        "https://api.genderize.io",
+        "https://api.agify.io",
+    )
 
 
 def test_the_key_comes_from_the_named_variable_and_never_shows_in_the_settings(monkeypatch):
@@ -42,6 +46,8 @@ def test_a_cache_url_and_ttl_are_taken_as_given():
         (("--api-url", "ftp://example.com"), "--api-url must be an http(s) URL"),
         (("--api-url", "https://user:pw@example.com"), "without credentials"),
         (("--api-url", "https://example.com/?apikey=x"), "without credentials or query"),
+        (("--genderize-url", "file:///etc/passwd"), "--genderize-url must be an http(s) URL"),
+        (("--agify-url", "https://k@example.com"), "--agify-url must be an http(s) URL"),
         (("--api-key-env", "nat_abc def"), "--api-key-env must name an environment variable"),
         (("--cache-ttl", "0"), "--cache-ttl must be a positive number"),
         (("--cache-ttl", "nan"), "--cache-ttl must be a positive number"),

@@ -136,6 +136,20 @@ class PredictionCache:
         return cls(engine, ttl_days=ttl_days, clock=clock)
 
     @property
+    def engine(self) -> Engine:
+        """The database, for the other tables this server keeps in it (``trait_cache``)."""
+        return self._engine
+
+    def fresh_since(self) -> float:
+        """The oldest fetch time (seconds since the epoch) still inside the TTL."""
+        return self._clock() - self.ttl_seconds
+
+    def count_lookups(self, hits: int, misses: int) -> None:
+        with self._lock:
+            self.hits += hits
+            self.misses += misses
+
+    @property
     def backend(self) -> str:
         return self._engine.dialect.name
 

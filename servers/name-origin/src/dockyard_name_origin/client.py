@@ -314,7 +314,7 @@ class NationalizeClient:
 
         names = request.names
         batch = len(names) > 1
-        params = [("name[]", n) for n in names] if batch else [("name", names[0])]
+        params = self._query(names, batch)
         if self._api_key:
             params.append(("apikey", self._api_key))
         self.requests_sent += 1
@@ -335,18 +335,21 @@ class NationalizeClient:
         if status != 200:
             raise self._wrong_address(status, response.reason_phrase)
         try:
-            return parse_answers(
-                body,
-                response.headers.get("content-type", ""),
-                names,
-                batch=batch,
-                normalise=self._normalise,
-                fetched_at=self._now(),
-            )
+            return self._parse(body, response.headers.get("content-type", ""), names, batch)
         except (ValueError, TypeError, OverflowError, RecursionError) as error:
             # parse_answers checks every value it knows of; this is the net for what it did not foresee:
             # still an answer not to believe, for these names only, never the whole call's failure.
             raise UpstreamFault(f"it could not be read ({type(error).__name__})") from None
+
+    def _query(self, names: tuple[str, ...], batch: bool) -> list[tuple[str, str]]:
+        """The query parameters asking for ``names`` (a subclass for another Demografix API adds its own)."""
+        return [("name[]", n) for n in names] if batch else [("name", names[0])]
+
+    def _parse(self, body: bytes, content_type: str, names: tuple[str, ...], batch: bool) -> list:
+        """The checked answers in ``body`` (a subclass for another Demografix API reads its own shape)."""
+        return parse_answers(
+            body, content_type, names, batch=batch, normalise=self._normalise, fetched_at=self._now()
+        )
 
     async def _read_capped(self, response: httpx.Response) -> bytes:
         declared = response.headers.get("content-length", "")

@@ -28,10 +28,13 @@ from dockyard_shared.warmup import after_initialize
 
 from .client import NationalizeClient, new_http_client
 from .countries import country_table
+from .demografix import DemografixClient
 from .predict import Predictor, normalise
 from .resilience import Backoff, CircuitBreaker, Clock
 from .settings import TOOLSETS, Settings, default_cache_url
 from .toolsets import predict as predict_tools
+from .toolsets import traits as trait_tools
+from .traits import TraitPredictor
 
 if TYPE_CHECKING:  # httpx and SQLAlchemy are imported by the first call or the warm-up, not at start-up
     import httpx
@@ -60,7 +63,14 @@ INTERPRET = """You are interpreting name-origin predictions from nationalize.io{
    and explain why.
 5. Aggregate, statistical uses are the fitting ones (how diverse the names in a dataset are, which
    languages a list of names suggests for localisation), stated with their uncertainty.
-6. nationalize's records are uneven between countries: say so when a result may reflect that."""
+6. nationalize's records are uneven between countries: say so when a result may reflect that.
+7. Gender and age (predict_traits, from genderize.io and agify.io) are the same kind of statement: the share
+   of a given name's records marked male or female, and a typical age of its bearers. They never tell a
+   person's gender or age: never assign either to someone, never address or classify a person by it; a
+   person's own word overrides any prediction. genderize knows only "male" and "female": say that
+   non-binary people are not represented. State probability and count; low_sample means too little data.
+8. An input parsed from an e-mail address or handle is a guess twice over (the parse, then the name): say
+   what it was read as (the parse field) and give its lowered confidence; never read digits as a birth year."""
 
 log = logging.getLogger("dockyard.name_origin")
 
@@ -106,6 +116,9 @@ def create_server(
             normalise=normalise,
         )
     predictor = Predictor(upstream=upstream, cache=cache, limits=limits, key_env=settings.api_key_env)
+    traits = TraitPredictor(
+        clients=_trait_clients(settings, upstream, http, clock), origin=predictor, cache=cache, limits=limits
+    )
     # nationalize wants the key in the URL: httpx logs every request's URL at INFO, and httpcore logs the
     # headers of every answer at DEBUG (a redirect's Location repeats the query, key and all).
     for name in ("httpx", "httpcore"):
@@ -124,8 +137,15 @@ def create_server(
         distribution="dockyard-name-origin",
         lifespan=close_http_client,
     )
-    (toolset,) = TOOLSETS
-    install(server, settings.exposure, {toolset: partial(predict_tools.register, predictor=predictor)})
+    predict_set, traits_set = TOOLSETS
+    install(
+        server,
+        settings.exposure,
+        {
+            predict_set: partial(predict_tools.register, predictor=predictor),
+            traits_set: partial(trait_tools.register, traits=traits),
+        },
+    )
     if upstream is not None:
         after_initialize(server, http.get)
     # pycountry reads its ISO 3166 database on first use: 2-3 ms of the first prediction, which names
@@ -156,6 +176,34 @@ def create_server(
     complete_arguments(server, complete)
 
     return server
+
+
+def _trait_clients(
+    settings: Settings, upstream: NationalizeClient | None, http: Opened, clock: Clock
+) -> dict | None:
+    """genderize and agify clients sharing the nationalize client's key, HTTP client and quota ledger."""
+    if upstream is None:
+        return None
+    limits = settings.limits
+    clients = {}
+    for kind, url in (("gender", settings.genderize_url), ("age", settings.agify_url)):
+        client = DemografixClient(
+            kind,
+            api_url=url,
+            api_key=settings.api_key,
+            key_env=settings.api_key_env,
+            http=http,
+            backoff=Backoff(limits.backoff_base, limits.backoff_cap, limits.max_attempts),
+            breaker=CircuitBreaker(
+                threshold=limits.breaker_threshold, cooldown=limits.breaker_cooldown, clock=clock
+            ),
+            max_body_bytes=limits.max_body_bytes,
+            attempt_timeout=limits.connect_timeout + limits.read_timeout,
+            normalise=normalise,
+        )
+        client.quota = upstream.quota  # one key, one quota for all three Demografix APIs
+        clients[kind] = client
+    return clients
 
 
 def _open_cache(url: str, ttl_days: float) -> PredictionCache:

@@ -25,6 +25,8 @@ __all__ = [
 
 DEFAULT_API_URL = "https://api.nationalize.io"
 DEFAULT_KEY_ENV = "NATIONALIZE_API_KEY"
+DEFAULT_GENDERIZE_URL = "https://api.genderize.io"
+DEFAULT_AGIFY_URL = "https://api.agify.io"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 TOOLSETS = (
@@ -32,6 +34,15 @@ TOOLSETS = (
         "predict",
         "predict_origin, batch_predict, quota_status: nationalize.io predictions, cached and batched",
         read_only=True,
+    ),
+    # Off by default: gender and age are sensitive attributes an operator opts into, and they spend the
+    # same quota as origin (one key for all three Demografix APIs).
+    Toolset(
+        "traits",
+        "predict_traits: gender (genderize.io), age (agify.io) or origin for names, e-mail addresses and "
+        "handles, on the same key, quota and cache",
+        read_only=True,
+        default=False,
     ),
 )
 
@@ -55,11 +66,14 @@ class Limits:
     max_reply_chars: int = 80_000  # one batch reply; about 20,000 tokens
     batch_countries: int = 3  # countries per name in a batch reply (predict_origin gives all)
     pool_connections: int = 8
+    max_trait_names: int = 100  # inputs per predict_traits call: one reply, never paged
 
 
 @dataclass(frozen=True)
 class Settings:
     api_url: str = DEFAULT_API_URL
+    genderize_url: str = DEFAULT_GENDERIZE_URL
+    agify_url: str = DEFAULT_AGIFY_URL
     api_key_env: str = DEFAULT_KEY_ENV
     api_key: str | None = field(default=None, repr=False)  # never printed, logged or returned
     cache_url: str | None = field(default=None, repr=False)  # None: no cache; may hold a password
@@ -77,6 +91,8 @@ def default_cache_url() -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("nationalize.io")
     group.add_argument("--api-url", default=DEFAULT_API_URL, help="base URL of the nationalize API")
+    group.add_argument("--genderize-url", default=DEFAULT_GENDERIZE_URL, help="base URL of the genderize API")
+    group.add_argument("--agify-url", default=DEFAULT_AGIFY_URL, help="base URL of the agify API")
     group.add_argument(
         "--api-key-env",
         default=DEFAULT_KEY_ENV,
@@ -100,14 +116,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def settings_from(args: argparse.Namespace) -> Settings:
-    api_url = args.api_url.strip().rstrip("/")
-    parsed = urlparse(api_url)
+def _base_url(value: str, flag: str, default: str) -> str:
+    url = value.strip().rstrip("/")
+    parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname or parsed.query or parsed.username:
         raise InvalidArgument(
-            f"--api-url must be an http(s) URL without credentials or query, not {args.api_url!r}.",
-            next_step=f"Use the default {DEFAULT_API_URL}, or a compatible service's base URL.",
+            f"{flag} must be an http(s) URL without credentials or query, not {value!r}.",
+            next_step=f"Use the default {default}, or a compatible service's base URL.",
         )
+    return url
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    api_url = _base_url(args.api_url, "--api-url", DEFAULT_API_URL)
     if not _ENV_NAME.match(args.api_key_env):
         raise InvalidArgument(
             f"--api-key-env must name an environment variable, not {args.api_key_env!r}.",
@@ -123,6 +144,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
     cache_url = None if args.no_cache else (args.cache_url or default_cache_url())
     return Settings(
         api_url=api_url,
+        genderize_url=_base_url(args.genderize_url, "--genderize-url", DEFAULT_GENDERIZE_URL),
+        agify_url=_base_url(args.agify_url, "--agify-url", DEFAULT_AGIFY_URL),
         api_key_env=args.api_key_env,
         api_key=os.environ.get(args.api_key_env, "").strip() or None,
         cache_url=cache_url,
