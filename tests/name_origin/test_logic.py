@@ -8,10 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from dockyard_name_origin.client import QuotaLedger, UpstreamFault, describe_wait, parse_answers
+from dockyard_name_origin.client import UpstreamFault, parse_answers
 from dockyard_name_origin.countries import country_name, country_table
 from dockyard_name_origin.models import Answer
 from dockyard_name_origin.predict import confidence, invalid_reason, normalise
+from dockyard_name_origin.quota import QuotaLedger, describe_wait
 from dockyard_shared.upstream import RateLimit
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)

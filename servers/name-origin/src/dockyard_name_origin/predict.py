@@ -23,7 +23,7 @@ from dockyard_shared.offload import run_in_thread
 from dockyard_shared.opened import Opened
 
 from .claims import LocalClaims, SharedClaims, new_owner
-from .client import NationalizeClient, QuotaSpent
+from .client import NationalizeClient
 from .models import (
     Answer,
     BatchResult,
@@ -31,6 +31,7 @@ from .models import (
     Prediction,
     QuotaStatus,
 )
+from .quota import QuotaSpent
 from .replies import (
     OFFLINE,
     QUOTA,

@@ -15,9 +15,9 @@ from datetime import datetime
 from dockyard_shared import Problem
 from dockyard_shared.words import plural
 
-from .client import describe_wait
 from .countries import country_name
 from .models import Answer, BatchItem, BatchResult, Confidence, CountryGuess, Status
+from .quota import describe_wait
 from .settings import Limits
 
 __all__ = [

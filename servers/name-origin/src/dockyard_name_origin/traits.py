@@ -28,12 +28,12 @@ from dockyard_shared.offload import run_in_thread
 from dockyard_shared.opened import Opened
 
 from .claims import LocalClaims
-from .client import QuotaSpent, describe_wait
 from .countries import country_table
 from .demografix import SERVICES, DemografixClient, Kind, Trait
 from .handles import Parse, Unparsable, lowered, parse
 from .models import BatchItem, Confidence, Status
 from .predict import Predictor, invalid_reason, normalise
+from .quota import QuotaSpent, describe_wait
 from .replies import OFFLINE, QUOTA, UNAVAILABLE, Progress, shown
 from .resilience import Deadline
 from .settings import Limits
