@@ -83,7 +83,8 @@ def score(case: Case, answer: Answer, tools: dict[str, mt.Tool], run: int = 1) -
     expected_tool = tools.get(case.tool) if case.tool else None
     forbidden = called in case.forbidden or (
         called != case.tool
-        and _is_write(tools.get(called))
+        and called in tools  # a tool nobody lists is wrong, not a write
+        and _is_write(tools[called])
         and (case.tool is None or not _is_write(expected_tool))
     )
 
