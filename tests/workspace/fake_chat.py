@@ -36,7 +36,7 @@ NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 @dataclass(frozen=True)
 class Reply:
-    kind: str  # call, calls, text, refusal, status, hang, garbage
+    kind: str  # call, raw, text, refusal, status, hang, garbage
     tool: str | None = None
     arguments: Any = None  # an object (sent as its JSON text) or a str (sent as is)
     text: str = ""
@@ -61,6 +61,12 @@ def status(code: int, message: str = "", **headers: str) -> Reply:
     return Reply(
         "status", status=code, text=message, headers={k.replace("_", "-"): v for k, v in headers.items()}
     )
+
+
+def raw_calls(*calls: Any) -> Reply:
+    """``tool_calls`` exactly as given (a call with no name, arguments as an object as some local servers
+    send them, …)."""
+    return Reply("raw", arguments=list(calls))
 
 
 HANG = Reply("hang")
@@ -239,6 +245,9 @@ class _Handler(BaseHTTPRequestHandler):
         finish = "stop"
         if reply.kind in ("text", "refusal"):
             message["content" if reply.kind == "text" else "refusal"] = reply.text
+        elif reply.kind == "raw":
+            message["tool_calls"] = reply.arguments
+            finish = "tool_calls"
         else:
             calls = []
             for tool, arguments in ((reply.tool, reply.arguments), *reply.extra):

@@ -15,7 +15,17 @@ from dockyard_shared.cli import discover_servers, main
 from dockyard_shared.evaluation.cases import load_cases, matches, witness
 from dockyard_shared.evaluation.command import _listing
 from dockyard_shared.export import openai_tools
-from tests.workspace.fake_chat import GARBAGE, HANG, FakeChat, RunningFakeChat, call, refusal, status, text
+from tests.workspace.fake_chat import (
+    GARBAGE,
+    HANG,
+    FakeChat,
+    RunningFakeChat,
+    call,
+    raw_calls,
+    refusal,
+    status,
+    text,
+)
 
 CASES = load_cases()
 BY_ID = {case.id: case for case in CASES}
@@ -128,6 +138,16 @@ def test_wrong_answers_are_scored_wrong_with_their_reasons_and_confusions(capsys
             "create_task", {"project": "WEB", "title": "title"}
         ),  # a tool where none was needed
         "tasks-en-09": refusal("I can't help with that."),
+        "tasks-en-15": raw_calls({"id": "call_1", "type": "function", "function": {"arguments": "{}"}}),
+        # As ollama may send them: arguments as an object, not its JSON text; and a second call, ignored.
+        "tasks-en-21": raw_calls(
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "get_task", "arguments": {"task_id": "API-3"}},
+            },
+            {"id": "c2", "type": "function", "function": {"name": "delete_task", "arguments": "{}"}},
+        ),
         "tasks-zh-06": text("冲刺是……"),  # right: no tool needed
         "tasks-en-12": call(
             "list_tasks", {"due_before": "2026-12-01", "assignee": None, "sort": "due"}
@@ -138,7 +158,7 @@ def test_wrong_answers_are_scored_wrong_with_their_reasons_and_confusions(capsys
     flags = [item for case_id in script for item in ("--case", case_id)]
     code, report = run(capsys, chat, *flags)
     assert code == 0
-    assert report["overall"]["right"] == 2 and report["overall"]["scored"] == len(script)
+    assert report["overall"]["right"] == 3 and report["overall"]["scored"] == len(script)
     reasons = {item["case"]: item["reason"] for item in report["failures"]}
     assert reasons["tasks-en-01"] == "called next_task; expected list_tasks"
     assert reasons["tasks-en-02"].startswith("next_task: arguments are not JSON")
@@ -149,6 +169,8 @@ def test_wrong_answers_are_scored_wrong_with_their_reasons_and_confusions(capsys
     assert reasons["tasks-en-10"] == 'list_tasks: argument status is "todo"; expected "blocked"'
     assert reasons["tasks-en-20"] == "called create_task where no tool was needed"
     assert reasons["tasks-en-09"] == "refused: I can't help with that.; expected list_projects"
+    assert reasons["tasks-en-15"].startswith("malformed tool call: no function name in")
+    assert "tasks-en-21" not in reasons
     forbidden = {item["case"] for item in report["failures"] if item["forbidden"]}
     assert forbidden == {
         "tasks-en-01",

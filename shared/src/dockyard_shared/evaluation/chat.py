@@ -10,6 +10,7 @@ can pass); another 4xx is that case's error, with the endpoint's message.
 from __future__ import annotations
 
 import email.utils
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -127,11 +128,9 @@ def _answer(response: httpx.Response) -> Answer:
     first = calls[0] if isinstance(calls, list) else None
     function = first.get("function") if isinstance(first, dict) else None
     if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        return Answer(tool="(malformed tool call)", arguments=None, calls=len(calls))
+        return Answer(calls=len(calls), malformed=f"no function name in {json.dumps(first)[:120]}")
     arguments = function.get("arguments")
     if isinstance(arguments, dict):  # some local servers send an object rather than its JSON text
-        import json
-
         arguments = json.dumps(arguments)
     return Answer(
         tool=function["name"], arguments=arguments, text=str(text), refusal=refusal, calls=len(calls)

@@ -37,6 +37,7 @@ class Answer:
     text: str = ""
     refusal: str | None = None
     calls: int = 0
+    malformed: str | None = None  # the first tool call could not be read at all: why
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,8 @@ def _short(value: Any, limit: int = 120) -> str:
 
 def score(case: Case, answer: Answer, tools: dict[str, mt.Tool], run: int = 1) -> Verdict:
     """The verdict on ``answer`` to ``case``, ``tools`` being what the server listed to the model."""
+    if answer.malformed:
+        return Verdict(case.id, run, False, None, f"malformed tool call: {answer.malformed}")
     if answer.tool is None:
         if case.tool is None:
             return Verdict(case.id, run, True, None)
