@@ -139,7 +139,8 @@ def run_eval(servers: dict[str, ServerEntry], argv: Sequence[str]) -> int:
     verdicts: list[Verdict] = []
     skipped: dict[str, str] = {}
     try:
-        for case in cases:
+        progress = sys.stderr.isatty()
+        for number, case in enumerate(cases, 1):
             tools = listings[(case.server, case.flags)]
             if case.tool is not None and case.tool not in tools:
                 skipped[case.id] = f"{case.tool} is not listed with flags {[*case.flags, *server_flags]}"
@@ -156,6 +157,11 @@ def run_eval(servers: dict[str, ServerEntry], argv: Sequence[str]) -> int:
                     verdicts.append(Verdict(case.id, run, False, None, f"endpoint: {error}", error=True))
                     continue
                 verdicts.append(score(case, answer, tools, run))
+            if progress:  # a real model takes minutes over the data set: say where it is
+                mark = "".join(
+                    "." if v.right else "E" if v.error else "x" for v in verdicts if v.case == case.id
+                )
+                print(f"[{number}/{len(cases)}] {case.id} {mark}", file=sys.stderr)
     except RunStopped as stop:
         print(f"dockyard eval: {stop}", file=sys.stderr)
         return 2
