@@ -15,6 +15,7 @@ from dockyard_shared.cli import discover_servers, main
 from dockyard_shared.evaluation.cases import load_cases, matches, witness
 from dockyard_shared.evaluation.command import _listing
 from dockyard_shared.export import openai_tools
+from tests.harness import REPO_ROOT
 from tests.workspace.fake_chat import (
     GARBAGE,
     HANG,
@@ -60,6 +61,8 @@ def right(case_id: str):
 
 def test_the_data_set_covers_four_servers_four_languages_near_misses_and_no_tool_answers():
     assert len(CASES) >= 120
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"{len(CASES)} user requests across the four servers" in readme  # the README's count holds
     assert set(Counter(case.server for case in CASES)) == {"sqlite", "git", "tasks", "name-origin"}
     languages = Counter(case.lang for case in CASES)
     assert set(languages) == {"en", "zh", "ko", "ru"} and min(languages.values()) >= 12
