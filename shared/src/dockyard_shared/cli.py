@@ -11,6 +11,7 @@ server by name, so installing or removing one needs no change here.
                     [--root PATH ...] [--db [ALIAS=]PATH ...]
                     [--toolsets A,B] [--tools X,Y] [--exclude-tools X,Y] [--read-only]
     dockyard tools NAME [--format openai|anthropic|gemini] [server flags]   function-calling definitions
+    dockyard eval --base-url URL --model M [--server NAME ...] [--repeat N] [--json] [server flags]
 """
 
 from __future__ import annotations
@@ -203,6 +204,9 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     tools.add_argument("name")
+    commands.add_parser(
+        "eval", help="score how well a model picks the tools (OpenAI-compatible endpoint)", add_help=False
+    )
     return parser
 
 
@@ -276,6 +280,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .export import run_export
 
         return run_export(servers[argv[1]], argv[2:])
+
+    if argv[:1] == ["eval"]:
+        from .evaluation.command import run_eval
+
+        return run_eval(discover_servers(), argv[1:])
 
     args = parser.parse_args(argv)
     if args.command == "list":
