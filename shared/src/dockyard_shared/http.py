@@ -9,7 +9,10 @@ Every app built here has, whatever FastMCP's defaults are:
 * idle sessions reaped after ``session_idle_timeout`` seconds, sessions never used after ``initialize``
   after ``session_init_timeout``, and at most ``max_sessions_per_client`` per client (every loopback address one client)
   (:mod:`dockyard_shared.http_sessions`);
-* ``GET /health`` answering ``{"status": "ok", "servers": [...]}``;
+* ``GET /health`` answering ``{"status": "ok", "servers": [...], "checks": {...}}``, per server and
+  dependency what is up, 503 when a required one is down (:mod:`dockyard_shared.health`);
+* ``GET /metrics`` in Prometheus text format, behind the same authentication as the MCP endpoint
+  (:mod:`dockyard_shared.metrics`);
 * a malformed JSON-RPC envelope POSTed in the 2025-11-25 era answered with its JSON-RPC error
   (:class:`EnvelopeCheckMiddleware`), as over stdio.
 
@@ -34,7 +37,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -44,6 +47,7 @@ from .stdio import MAX_MESSAGE_BYTES, envelope_error
 __all__ = ["HttpOptions", "build_http_app", "is_loopback"]
 
 HEALTH_PATH = "/health"
+METRICS_PATH = "/metrics"
 MAX_REQUEST_HEAD_BYTES = 16 * 1024  # a request head unfinished at this size gets 400 (h11's default)
 
 
@@ -204,8 +208,42 @@ def build_http_app(servers: Mapping[str, FastMCP], options: HttpOptions, *, pref
         for name, server in servers.items()
     }
 
-    async def health(_: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "servers": sorted(servers)})
+    from .health import Health, without_details
+    from .metrics import Metrics, bearer_of
+
+    checks = Health(servers)
+    metrics = Metrics(servers)
+    for name, server in servers.items():
+        server.add_middleware(metrics.middleware(name))
+
+    async def authorized(request: Request) -> bool:
+        """Whether ``request`` passes the authentication the MCP endpoint asks for (none: yes)."""
+        token = bearer_of(request)
+        if options.auth_token:
+            return token is not None and hmac.compare_digest(token.encode(), options.auth_token.encode())
+        providers = [server.auth for server in servers.values()]
+        if not providers or any(provider is None for provider in providers):
+            return True
+        for provider in providers:
+            if token is not None and await provider.verify_token(token) is not None:
+                return True
+        return False
+
+    async def health(request: Request) -> JSONResponse:
+        status, body = await checks.report()
+        return JSONResponse(body if await authorized(request) else without_details(body), status_code=status)
+
+    async def metrics_endpoint(request: Request) -> Response:
+        if not await authorized(request):
+            return JSONResponse(
+                {
+                    "error": "invalid_token",
+                    "error_description": "/metrics needs the MCP endpoint's bearer token.",
+                },
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="dockyard", error="invalid_token"'},
+            )
+        return metrics.exposition()
 
     guards = [
         SessionGuard(
@@ -217,8 +255,12 @@ def build_http_app(servers: Mapping[str, FastMCP], options: HttpOptions, *, pref
         )
         for inner in inner_apps.values()
     ]
-    routes: list[Route | Mount] = [Route(HEALTH_PATH, health, methods=["GET"])]
+    routes: list[Route | Mount] = [
+        Route(HEALTH_PATH, health, methods=["GET"]),
+        Route(METRICS_PATH, metrics_endpoint, methods=["GET"]),
+    ]
     for name, guard in zip(inner_apps, guards, strict=True):
+        metrics.count_sessions(name, lambda guard=guard: guard.open_sessions)
         routes.append(Mount(f"/{name}" if prefixed else "", app=guard))
 
     @asynccontextmanager
@@ -247,4 +289,6 @@ def build_http_app(servers: Mapping[str, FastMCP], options: HttpOptions, *, pref
     # Innermost: a body is read only once the request got past the guard and the token check.
     endpoints = [f"/{name}{options.path}" if prefixed else options.path for name in servers]
     middleware.append(Middleware(EnvelopeCheckMiddleware, endpoints=endpoints))
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.metrics = metrics  # the runner adds what only the server knows (open event streams)
+    return app

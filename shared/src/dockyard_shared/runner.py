@@ -407,6 +407,7 @@ async def serve(
         max_connections=options.max_connections,
         open_files=raise_open_files_limit(),
     )
+    app.state.metrics.count_streams(lambda: guard.open_streams)
     quiet_accept_errors(asyncio.get_running_loop(), guard)
     config = uvicorn.Config(
         app,

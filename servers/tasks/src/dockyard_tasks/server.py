@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from fastmcp import FastMCP
 
+from dockyard_shared.observe import add_health_check
 from dockyard_shared.server import new_server
 from dockyard_shared.toolsets import install
 from dockyard_shared.warmup import after_initialize
@@ -75,11 +76,25 @@ def create_server(settings: Settings, *, store: TaskStore | None = None) -> Fast
     server.instructions = instructions(served)
     resources.register(server, store)
     prompts.register(server, store, served)
-    Subscriptions(server, ChangeFeed(store), settings.subscriptions)
+    feed = ChangeFeed(store)
+    Subscriptions(server, feed, settings.subscriptions)
+    add_health_check(server, "database", lambda: f"reachable, revision {store.revision()}")
+    if feed.listening is not None:
+        add_health_check(server, "change notices (LISTEN)", lambda: listen_state(feed))
     after_initialize(server, lambda: warm_up(store, actors.default))
     if settings.actors:
         server.auth = ActorTokens(settings.actors)
     return server
+
+
+def listen_state(feed: ChangeFeed) -> str:
+    """``/health``: the PostgreSQL connection that hears other replicas' changes. Down once a subscriber
+    started it and it dropped; before anyone subscribes there is none to have."""
+    if feed.listening is False and feed.started:
+        raise ConnectionError(
+            "the LISTEN connection is down (reconnecting): other replicas' changes go unheard"
+        )
+    return "listening" if feed.listening else "not started (no subscriber yet)"
 
 
 def warm_up(store: TaskStore, actor: str) -> Iterator[None]:
