@@ -372,8 +372,10 @@ async def serve(
 ) -> None:
     """Serve ``servers`` as ``args`` say (stdio for exactly one server, or HTTP), with the warm-up
     (:mod:`dockyard_shared.warmup`) started once a client's first exchange is over."""
+    from .tracing import export_traces
     from .warmup import WarmUpTrigger, start
 
+    export_traces(next(iter(servers)) if len(servers) == 1 else "all")
     _attach_audit_log(servers, getattr(args, "audit_log", None))
     raise_young_threshold()
     trigger = WarmUpTrigger(lambda idle: start(servers.values(), then=tune_garbage_collector, idle=idle))
