@@ -30,15 +30,16 @@ log = logging.getLogger("dockyard.health")
 CHECK_TIMEOUT = 2.0
 REUSE_SECONDS = 1.0
 MAX_DETAIL_CHARS = 300
+PROBE_THREADS = 8
 
 
-async def _probe(check: HealthCheck, timeout: float) -> dict[str, Any]:
+async def _probe(check: HealthCheck, timeout: float, limiter: anyio.CapacityLimiter) -> dict[str, Any]:
     try:
         with anyio.fail_after(timeout):
             if inspect.iscoroutinefunction(check.probe):
                 detail = await check.probe()
             else:
-                detail = await anyio.to_thread.run_sync(check.probe, abandon_on_cancel=True)
+                detail = await anyio.to_thread.run_sync(check.probe, abandon_on_cancel=True, limiter=limiter)
         up = True
     except TimeoutError:
         up, detail = False, f"no answer within {timeout:g} s"
@@ -59,6 +60,9 @@ class Health:
         self._last: tuple[float, int, dict[str, Any]] | None = None
         self._lock = anyio.Lock()
         self._down: set[tuple[str, str]] = set()
+        # Threads of their own: a probe stuck in a system call (a hung network file system) is abandoned
+        # after the timeout but holds its thread, and must never use up the threads the tools run in.
+        self._threads = anyio.CapacityLimiter(PROBE_THREADS)
 
     async def report(self) -> tuple[int, dict[str, Any]]:
         """(HTTP status, body with details); the caller strips the details for an anonymous caller."""
@@ -74,7 +78,7 @@ class Health:
         results: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in self.servers}
 
         async def one(server: str, check: HealthCheck) -> None:
-            results[server][check.name] = await _probe(check, self.timeout)
+            results[server][check.name] = await _probe(check, self.timeout, self._threads)
 
         async with anyio.create_task_group() as tasks:
             for name, server in self.servers.items():

@@ -19,7 +19,7 @@ from . import prompts, resources
 from .actors import Actors, ActorTokens
 from .demo import seed_demo
 from .notify import ChangeFeed
-from .opening import open_store
+from .opening import LazyStore, open_store
 from .settings import GITHUB, MANAGE, READ, WRITE, Settings
 from .subscriptions import Subscriptions
 from .toolsets import github, manage, read, write
@@ -78,13 +78,21 @@ def create_server(settings: Settings, *, store: TaskStore | None = None) -> Fast
     prompts.register(server, store, served)
     feed = ChangeFeed(store)
     Subscriptions(server, feed, settings.subscriptions)
-    add_health_check(server, "database", lambda: f"reachable, revision {store.revision()}")
+    add_health_check(server, "database", lambda: database_state(store))
     if feed.listening is not None:
         add_health_check(server, "change notices (LISTEN)", lambda: listen_state(feed))
     after_initialize(server, lambda: warm_up(store, actors.default))
     if settings.actors:
         server.auth = ActorTokens(settings.actors)
     return server
+
+
+def database_state(store: TaskStore) -> str:
+    """``/health``: one query. A SQLite file left to open late (opening.py) is not opened by a probe: it was
+    checked at start, and ``initialize`` must not wait behind SQLAlchemy's import for a supervisor."""
+    if isinstance(store, LazyStore) and not store.is_open:
+        return "checked at start, opens on first use"
+    return f"reachable, revision {store.revision()}"
 
 
 def listen_state(feed: ChangeFeed) -> str:
