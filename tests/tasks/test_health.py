@@ -4,18 +4,20 @@ backend cut), as an outage would: both checks go down (503), and come back once 
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 
 import anyio
+import httpx
 import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
 from dockyard_shared.health import Health
-from tests.harness import open_session
+from tests.harness import MODERN, http_server, open_session
 from tests.postgres import libpq_url, postgres_base_url, postgres_unavailable
-from tests.tasks.helpers import Inbox, make_server
+from tests.tasks.helpers import Inbox, make_server, tasks_launch
 
 LISTEN = "change notices (LISTEN)"
 
@@ -90,3 +92,26 @@ def test_on_sqlite_there_is_no_listen_check(tmp_path):
     status, body = anyio.run(Health({"tasks": server}).report)
     assert status == 200
     assert set(body["checks"]["tasks"]) == {"database"}
+
+
+async def test_metrics_and_health_details_need_an_actor_token_when_the_server_checks_its_own(
+    tmp_path, log_dir
+):
+    actors = tmp_path / "actors.json"
+    actors.write_text(json.dumps({"alice-token-0123456789": "alice"}))
+    launch = tasks_launch(f"sqlite:///{tmp_path / 'tasks.db'}", "--demo", "--actors", str(actors))
+    alice = {"Authorization": "Bearer alice-token-0123456789"}
+    with http_server(launch, log_dir=log_dir) as server:
+        async with open_session(server.url(), era=MODERN, headers=alice) as session:
+            await session.call_ok("list_projects")
+        assert httpx.get(server.url("/metrics")).status_code == 401
+        assert httpx.get(server.url("/metrics"), headers={"Authorization": "Bearer wrong"}).status_code == 401
+        scraped = httpx.get(server.url("/metrics"), headers=alice)
+        assert scraped.status_code == 200
+        assert (
+            'dockyard_tool_calls_total{outcome="ok",server="tasks",tool="list_projects"} 1.0' in scraped.text
+        )
+        anonymous = httpx.get(server.url("/health")).json()
+        assert anonymous["checks"]["tasks"]["database"] == {"up": True, "required": True}
+        detailed = httpx.get(server.url("/health"), headers=alice).json()
+        assert "detail" in detailed["checks"]["tasks"]["database"]
