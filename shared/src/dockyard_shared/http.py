@@ -36,18 +36,15 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .http_sessions import SessionGuard
+from .operator_endpoints import HEALTH_PATH, operator_routes
 from .stdio import MAX_MESSAGE_BYTES, envelope_error
 
 __all__ = ["HttpOptions", "build_http_app", "is_loopback"]
 
-HEALTH_PATH = "/health"
-METRICS_PATH = "/metrics"
 MAX_REQUEST_HEAD_BYTES = 16 * 1024  # a request head unfinished at this size gets 400 (h11's default)
 
 
@@ -208,42 +205,7 @@ def build_http_app(servers: Mapping[str, FastMCP], options: HttpOptions, *, pref
         for name, server in servers.items()
     }
 
-    from .health import Health, without_details
-    from .metrics import Metrics, bearer_of
-
-    checks = Health(servers)
-    metrics = Metrics(servers)
-    for name, server in servers.items():
-        server.add_middleware(metrics.middleware(name))
-
-    async def authorized(request: Request) -> bool:
-        """Whether ``request`` passes the authentication the MCP endpoint asks for (none: yes)."""
-        token = bearer_of(request)
-        if options.auth_token:
-            return token is not None and hmac.compare_digest(token.encode(), options.auth_token.encode())
-        providers = [server.auth for server in servers.values()]
-        if not providers or any(provider is None for provider in providers):
-            return True
-        for provider in providers:
-            if token is not None and await provider.verify_token(token) is not None:
-                return True
-        return False
-
-    async def health(request: Request) -> JSONResponse:
-        status, body = await checks.report()
-        return JSONResponse(body if await authorized(request) else without_details(body), status_code=status)
-
-    async def metrics_endpoint(request: Request) -> Response:
-        if not await authorized(request):
-            return JSONResponse(
-                {
-                    "error": "invalid_token",
-                    "error_description": "/metrics needs the MCP endpoint's bearer token.",
-                },
-                status_code=401,
-                headers={"WWW-Authenticate": 'Bearer realm="dockyard", error="invalid_token"'},
-            )
-        return metrics.exposition()
+    operator, metrics = operator_routes(servers, options.auth_token)
 
     guards = [
         SessionGuard(
@@ -255,10 +217,7 @@ def build_http_app(servers: Mapping[str, FastMCP], options: HttpOptions, *, pref
         )
         for inner in inner_apps.values()
     ]
-    routes: list[Route | Mount] = [
-        Route(HEALTH_PATH, health, methods=["GET"]),
-        Route(METRICS_PATH, metrics_endpoint, methods=["GET"]),
-    ]
+    routes: list[Route | Mount] = [*operator]
     for name, guard in zip(inner_apps, guards, strict=True):
         metrics.count_sessions(name, lambda guard=guard: guard.open_sessions)
         routes.append(Mount(f"/{name}" if prefixed else "", app=guard))

@@ -29,13 +29,12 @@ from fastmcp.server.middleware import Middleware, MiddlewareContext
 from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-from starlette.requests import Request
 from starlette.responses import Response
 
 from .errors import as_problem
 from .observe import gauges
 
-__all__ = ["Metrics", "MetricsMiddleware", "bearer_of"]
+__all__ = ["Metrics", "MetricsMiddleware"]
 
 # Seconds: from a cache hit (~1 ms) to a slow upstream or a large query (tens of seconds).
 MAX_TOOL_LABELS = 300  # distinct tool names per server labelled by name; the rest are OTHER_TOOLS
@@ -167,8 +166,3 @@ class MetricsMiddleware(Middleware):
             self._tools.add(tool)
             return tool
         return OTHER_TOOLS
-
-
-def bearer_of(request: Request) -> str | None:
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    return token.strip() or None if scheme.lower() == "bearer" else None
