@@ -137,7 +137,9 @@ def test_serve_all_refuses_stdio():
 async def test_serve_all_serves_every_server_at_its_own_path(log_dir, tmp_path):
     launch = Launch("dockyard", ("serve", "all"), env={"XDG_DATA_HOME": str(tmp_path)}, cwd=str(REPO_ROOT))
     with http_server(launch, log_dir=log_dir) as server:
-        assert httpx.get(server.url("/health")).json() == {"status": "ok", "servers": sorted(INSTALLED)}
+        health = httpx.get(server.url("/health")).json()
+        assert (health["status"], health["servers"]) == ("ok", sorted(INSTALLED))
+        assert set(health["checks"]) == set(INSTALLED)  # each server's dependencies, all up
         for name in INSTALLED:
             for era in ERAS:
                 async with open_session(server.url(f"/{name}/mcp"), era=era) as session:
@@ -183,7 +185,8 @@ async def test_serve_name_over_http_answers_mcp_calls_on_loopback(name, log_dir,
     launch = Launch("dockyard", ("serve", name), env={"XDG_DATA_HOME": str(tmp_path)}, cwd=str(REPO_ROOT))
     with http_server(launch, log_dir=log_dir) as server:
         assert server.base_url.startswith("http://127.0.0.1:")
-        assert httpx.get(server.url("/health")).json() == {"status": "ok", "servers": [name]}
+        health = httpx.get(server.url("/health")).json()
+        assert (health["status"], health["servers"], list(health["checks"])) == ("ok", [name], [name])
         assert f"serving {name} on {server.url()}" in server.log()
         for era in ERAS:
             # As hosts do, the client shares its workspace as an MCP root (git serves it; others ignore it).

@@ -9,7 +9,10 @@ Every app built here has, whatever FastMCP's defaults are:
 * idle sessions reaped after ``session_idle_timeout`` seconds, sessions never used after ``initialize``
   after ``session_init_timeout``, and at most ``max_sessions_per_client`` per client (every loopback address one client)
   (:mod:`dockyard_shared.http_sessions`);
-* ``GET /health`` answering ``{"status": "ok", "servers": [...]}``;
+* ``GET /health`` answering ``{"status": "ok", "servers": [...], "checks": {...}}``, per server and
+  dependency what is up, 503 when a required one is down (:mod:`dockyard_shared.health`);
+* ``GET /metrics`` in Prometheus text format, behind the same authentication as the MCP endpoint
+  (:mod:`dockyard_shared.metrics`);
 * a malformed JSON-RPC envelope POSTed in the 2025-11-25 era answered with its JSON-RPC error
   (:class:`EnvelopeCheckMiddleware`), as over stdio.
 
@@ -33,17 +36,15 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .http_sessions import SessionGuard
+from .operator_endpoints import HEALTH_PATH, operator_routes
 from .stdio import MAX_MESSAGE_BYTES, envelope_error
 
 __all__ = ["HttpOptions", "build_http_app", "is_loopback"]
 
-HEALTH_PATH = "/health"
 MAX_REQUEST_HEAD_BYTES = 16 * 1024  # a request head unfinished at this size gets 400 (h11's default)
 
 
@@ -204,8 +205,7 @@ def build_http_app(servers: Mapping[str, FastMCP], options: HttpOptions, *, pref
         for name, server in servers.items()
     }
 
-    async def health(_: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "servers": sorted(servers)})
+    operator, metrics = operator_routes(servers, options.auth_token)
 
     guards = [
         SessionGuard(
@@ -217,8 +217,9 @@ def build_http_app(servers: Mapping[str, FastMCP], options: HttpOptions, *, pref
         )
         for inner in inner_apps.values()
     ]
-    routes: list[Route | Mount] = [Route(HEALTH_PATH, health, methods=["GET"])]
+    routes: list[Route | Mount] = [*operator]
     for name, guard in zip(inner_apps, guards, strict=True):
+        metrics.count_sessions(name, lambda guard=guard: guard.open_sessions)
         routes.append(Mount(f"/{name}" if prefixed else "", app=guard))
 
     @asynccontextmanager
@@ -247,4 +248,6 @@ def build_http_app(servers: Mapping[str, FastMCP], options: HttpOptions, *, pref
     # Innermost: a body is read only once the request got past the guard and the token check.
     endpoints = [f"/{name}{options.path}" if prefixed else options.path for name in servers]
     middleware.append(Middleware(EnvelopeCheckMiddleware, endpoints=endpoints))
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.metrics = metrics  # the runner adds what only the server knows (open event streams)
+    return app

@@ -106,6 +106,11 @@ class ConnectionGuard:
         self.stream_limit = max(1, self.limit // 2)
         self._streams: set[GuardedH11Protocol] = set()  # serving a long-lived event stream
 
+    @property
+    def open_streams(self) -> int:
+        """Long-lived event streams being served now (``/metrics``)."""
+        return len(self._streams)
+
     def describe(self) -> str:
         files = f", file-descriptor limit {self.open_files}" if self.open_files is not None else ""
         return f"{self.limit} (--max-connections {self.max_connections}{files})"

@@ -104,6 +104,11 @@ class SessionGuard:
         self._per_client: Counter[str] = Counter()  # sessions held plus sessions being opened
         self._refusals = Throttle(REFUSAL_LOG_INTERVAL)
 
+    @property
+    def open_sessions(self) -> int:
+        """Sessions open now (``/metrics``)."""
+        return len(self._sessions)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or _route_path(scope) != self.endpoint:
             await self.app(scope, receive, send)

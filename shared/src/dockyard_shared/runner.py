@@ -372,8 +372,10 @@ async def serve(
 ) -> None:
     """Serve ``servers`` as ``args`` say (stdio for exactly one server, or HTTP), with the warm-up
     (:mod:`dockyard_shared.warmup`) started once a client's first exchange is over."""
+    from .tracing import export_traces
     from .warmup import WarmUpTrigger, start
 
+    export_traces(next(iter(servers)) if len(servers) == 1 else "all")
     _attach_audit_log(servers, getattr(args, "audit_log", None))
     raise_young_threshold()
     trigger = WarmUpTrigger(lambda idle: start(servers.values(), then=tune_garbage_collector, idle=idle))
@@ -407,6 +409,7 @@ async def serve(
         max_connections=options.max_connections,
         open_files=raise_open_files_limit(),
     )
+    app.state.metrics.count_streams(lambda: guard.open_streams)
     quiet_accept_errors(asyncio.get_running_loop(), guard)
     config = uvicorn.Config(
         app,

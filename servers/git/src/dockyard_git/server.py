@@ -4,10 +4,12 @@ selected, and registers resources and prompts over it."""
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from types import ModuleType
 
 from fastmcp import FastMCP
 
+from dockyard_shared.observe import add_health_check
 from dockyard_shared.server import new_server
 from dockyard_shared.toolsets import install
 from dockyard_shared.warmup import after_initialize
@@ -99,7 +101,18 @@ def create_server(settings: Settings) -> FastMCP:
         server.add_middleware(roots)
     resources.register(server, git, roots)
     prompts.register(server, git, served)
+    add_health_check(server, "roots", lambda: roots_present(settings.roots))
     return server
+
+
+def roots_present(roots: tuple[Path, ...]) -> str:
+    """``/health``: every --root folder is still there (without --root, the client's roots are used)."""
+    if not roots:
+        return "following each client's MCP roots (no --root)"
+    missing = [str(root) for root in roots if not root.is_dir()]
+    if missing:
+        raise FileNotFoundError(f"root folder gone: {', '.join(missing)}")
+    return f"{len(roots)} root folder(s) present"
 
 
 def _toolset(name: str) -> ModuleType:

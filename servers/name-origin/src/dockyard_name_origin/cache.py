@@ -281,6 +281,15 @@ class PredictionCache:
             log.warning("cache size unavailable: %s", _kind(error))
             return None
 
+    def ping(self) -> str:
+        """``/health``: one round trip to the cache database; raises (its kind of failure) when down."""
+        try:
+            with self._engine.connect() as connection:
+                connection.execute(select(1))
+        except SQLAlchemyError as error:
+            raise ConnectionError(f"cache database unreachable: {_kind(error)}") from None
+        return f"reachable ({self.backend})"
+
     def names_starting(self, prefix: str, limit: int = 20) -> list[str]:
         """Fresh cached names that start with ``prefix`` (normalised), in order: for completions."""
         oldest = self._clock() - self.ttl_seconds

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from fastmcp import FastMCP
 from fastmcp.server.lifespan import lifespan
 
+from dockyard_shared.observe import add_gauge, add_health_check
 from dockyard_shared.opened import Opened
 from dockyard_shared.server import complete_arguments, new_server
 from dockyard_shared.toolsets import install, prompt
@@ -30,7 +31,7 @@ from .client import NationalizeClient, new_http_client
 from .countries import country_table
 from .demografix import DemografixClient
 from .predict import Predictor, normalise
-from .resilience import Backoff, CircuitBreaker, Clock
+from .resilience import Backoff, BreakerState, CircuitBreaker, Clock
 from .settings import TOOLSETS, Settings, default_cache_url
 from .toolsets import predict as predict_tools
 from .toolsets import traits as trait_tools
@@ -174,7 +175,7 @@ def create_server(
         return [lead + name for name in await predictor.cached_names(last)]
 
     complete_arguments(server, complete)
-
+    observe(server, cache, upstream)
     return server
 
 
@@ -204,6 +205,46 @@ def _trait_clients(
         client.quota = upstream.quota  # one key, one quota for all three Demografix APIs
         clients[kind] = client
     return clients
+
+
+def observe(
+    server: FastMCP, cache: Opened[PredictionCache] | None, upstream: NationalizeClient | None
+) -> None:
+    """What ``/health`` and ``/metrics`` report: the cache database (required: every answer goes through
+    it), the upstream's circuit and quota (optional: cached names are still answered without it)."""
+    if cache is not None:
+        add_health_check(
+            server, "cache", lambda: cache.get().ping() if cache.is_open else "opens on first use"
+        )
+    if upstream is None:
+        return
+    add_health_check(server, "upstream", lambda: upstream_state(upstream), required=False)
+    add_gauge(
+        server,
+        "upstream_quota_remaining",
+        "Names the upstream (nationalize.io) said are left in its quota window",
+        lambda: upstream.quota.remaining,
+    )
+    add_gauge(
+        server,
+        "upstream_circuit_open",
+        "1 while the circuit breaker stops requests to the upstream, else 0",
+        lambda: float(upstream.breaker.state == BreakerState.OPEN),
+    )
+
+
+def upstream_state(upstream: NationalizeClient) -> str:
+    quota = upstream.quota
+    left = "quota unknown yet" if quota.remaining is None else f"quota left {quota.remaining}"
+    if quota.limit is not None and quota.remaining is not None:
+        left += f" of {quota.limit}"
+    state = upstream.breaker.state
+    if state == BreakerState.OPEN:
+        raise ConnectionError(
+            f"circuit open after repeated failures of {upstream.address}; next try in "
+            f"{upstream.breaker.retry_in():.0f} s ({left})"
+        )
+    return f"circuit {state.value.replace('_', ' ')}, {left}"
 
 
 def _open_cache(url: str, ttl_days: float) -> PredictionCache:

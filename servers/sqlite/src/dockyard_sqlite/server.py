@@ -2,9 +2,12 @@
 and completions. Tools live in :mod:`.toolsets`; everything they call, in :mod:`.database_set`."""
 
 from collections.abc import Mapping
+from functools import partial
+from pathlib import Path
 
 from fastmcp import FastMCP
 
+from dockyard_shared.observe import add_health_check
 from dockyard_shared.server import complete_arguments, new_server
 from dockyard_shared.toolsets import install, prompt
 from dockyard_shared.warmup import after_initialize
@@ -41,7 +44,23 @@ def create_server(settings: Settings, *, pool: WorkerPool | None = None) -> Fast
     databases.open(writable=bool({"execute", "import_csv"} & set(served)), create=settings.create)
     after_initialize(server, databases.warm_up)
     register_resources(server, databases)
+    for spec in settings.databases:
+        add_health_check(
+            server, f"database {spec.alias or spec.path.name}", partial(readable_database, spec.path)
+        )
     return server
+
+
+SQLITE_HEADER = b"SQLite format 3\0"
+
+
+def readable_database(path: Path) -> str:
+    """``/health``: the served file is still there and still reads as a SQLite database."""
+    with path.open("rb") as file:
+        head = file.read(len(SQLITE_HEADER))
+    if head and head != SQLITE_HEADER:
+        raise ValueError(f"{path} no longer reads as a SQLite database")
+    return f"{path} readable"
 
 
 def register_resources(server: FastMCP, databases: DatabaseSet) -> None:

@@ -107,6 +107,8 @@ class ChangeFeed:
         self._listeners: Listeners[ResourceChange] = Listeners()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # Whether the LISTEN connection is up now (``/health``); None on SQLite, where there is none.
+        self.listening: bool | None = None if not store.postgres else False
         # PostgreSQL: the channel the store notifies on (its writes send the notices; this only listens).
         self._channel: str | None = store.channel if store.postgres else None
         store.subscribe(lambda event: self._listeners.call(change_of(event)))
@@ -129,6 +131,10 @@ class ChangeFeed:
         self._thread.start()
         ready.wait(timeout=10)
 
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
@@ -150,6 +156,7 @@ class ChangeFeed:
                     dsn, autocommit=True, connect_timeout=10, application_name="dockyard-tasks change feed"
                 ) as connection:
                     connection.execute(f'LISTEN "{self._channel}"')
+                    self.listening = True
                     ready.set()
                     if lost_at is not None:
                         self._caught_up(time.monotonic() - lost_at)
@@ -160,6 +167,7 @@ class ChangeFeed:
                             if found and found[0] != self.store.origin:
                                 self._listeners.call(found[1])
             except psycopg.Error as error:
+                self.listening = False
                 ready.set()
                 if lost_at is None:
                     lost_at = time.monotonic()

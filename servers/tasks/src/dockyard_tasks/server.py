@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from fastmcp import FastMCP
 
+from dockyard_shared.observe import add_health_check
 from dockyard_shared.server import new_server
 from dockyard_shared.toolsets import install
 from dockyard_shared.warmup import after_initialize
@@ -18,7 +19,7 @@ from . import prompts, resources
 from .actors import Actors, ActorTokens
 from .demo import seed_demo
 from .notify import ChangeFeed
-from .opening import open_store
+from .opening import LazyStore, open_store
 from .settings import GITHUB, MANAGE, READ, WRITE, Settings
 from .subscriptions import Subscriptions
 from .toolsets import github, manage, read, write
@@ -75,11 +76,33 @@ def create_server(settings: Settings, *, store: TaskStore | None = None) -> Fast
     server.instructions = instructions(served)
     resources.register(server, store)
     prompts.register(server, store, served)
-    Subscriptions(server, ChangeFeed(store), settings.subscriptions)
+    feed = ChangeFeed(store)
+    Subscriptions(server, feed, settings.subscriptions)
+    add_health_check(server, "database", lambda: database_state(store))
+    if feed.listening is not None:
+        add_health_check(server, "change notices (LISTEN)", lambda: listen_state(feed))
     after_initialize(server, lambda: warm_up(store, actors.default))
     if settings.actors:
         server.auth = ActorTokens(settings.actors)
     return server
+
+
+def database_state(store: TaskStore) -> str:
+    """``/health``: one query. A SQLite file left to open late (opening.py) is not opened by a probe: it was
+    checked at start, and ``initialize`` must not wait behind SQLAlchemy's import for a supervisor."""
+    if isinstance(store, LazyStore) and not store.is_open:
+        return "checked at start, opens on first use"
+    return f"reachable, revision {store.revision()}"
+
+
+def listen_state(feed: ChangeFeed) -> str:
+    """``/health``: the PostgreSQL connection that hears other replicas' changes. Down once a subscriber
+    started it and it dropped; before anyone subscribes there is none to have."""
+    if feed.listening is False and feed.started:
+        raise ConnectionError(
+            "the LISTEN connection is down (reconnecting): other replicas' changes go unheard"
+        )
+    return "listening" if feed.listening else "not started (no subscriber yet)"
 
 
 def warm_up(store: TaskStore, actor: str) -> Iterator[None]:
