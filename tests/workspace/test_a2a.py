@@ -1,0 +1,169 @@
+"""`dockyard a2a`: every server as an A2A agent, driven by the a2a-sdk client over real HTTP (loopback,
+port 0). The servers are built through their entry points, as the command builds them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import pytest
+from a2a.client import ClientConfig, create_client
+from a2a.client.card_resolver import A2ACardResolver
+from a2a.helpers import get_data_parts, get_text_parts, new_data_part, new_message, new_text_part
+from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    Message,
+    Role,
+    SendMessageRequest,
+    Task,
+    TaskState,
+)
+
+from dockyard_shared.a2a.serve import Agent, serving
+from dockyard_shared.cli import discover_servers
+
+TOKEN = "a2a-test-token"
+
+
+def built(name: str, *flags: str) -> Agent:
+    entry = discover_servers()[name]
+    return Agent(name, entry.summary, entry.build(entry.parser(with_runner=False).parse_args(list(flags))))
+
+
+@asynccontextmanager
+async def agents(*chosen: Agent, token: str | None = TOKEN) -> AsyncIterator[str]:
+    async with serving(chosen, port=0, token=token) as running:
+        yield running.base_url
+
+
+@asynccontextmanager
+async def client_for(url: str, token: str | None = TOKEN):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx.AsyncClient(headers=headers, timeout=60) as http:
+        client = await create_client(url, client_config=ClientConfig(streaming=False, httpx_client=http))
+        yield client
+
+
+def request(data: Any = None, *, text: str | None = None, task_id: str | None = None) -> SendMessageRequest:
+    parts = [new_data_part(data)] if data is not None else [new_text_part(text or "")]
+    message = new_message(parts, task_id=task_id, role=Role.ROLE_USER)
+    return SendMessageRequest(message=message)
+
+
+async def send(client, sent: SendMessageRequest) -> Task | Message:
+    (response,) = [item async for item in client.send_message(sent)]
+    return response.task if response.HasField("task") else response.message
+
+
+def artifact_data(task: Task) -> Any:
+    (artifact,) = task.artifacts
+    (data,) = get_data_parts(artifact.parts)
+    return data
+
+
+def status_text(task: Task) -> str:
+    return "\n".join(get_text_parts(task.status.message.parts))
+
+
+@pytest.fixture
+def tasks_agent(tmp_path) -> Agent:
+    return built(
+        "tasks",
+        "--database-url",
+        f"sqlite:///{tmp_path / 'tracker.db'}",
+        "--demo",
+        "--toolsets",
+        "default,manage",
+    )
+
+
+async def test_the_card_lists_every_tool_as_a_skill_with_its_schema_and_declares_the_bearer_scheme(
+    tasks_agent,
+):
+    # The card is public: discovery needs no token.
+    async with agents(tasks_agent) as base, httpx.AsyncClient() as http:
+        card = await A2ACardResolver(http, f"{base}/tasks").get_agent_card()
+    skills = {skill.id: skill for skill in card.skills}
+    assert card.name == "dockyard-tasks"
+    assert {"list_tasks", "next_task", "delete_task"} <= set(skills)
+    assert '"tool": "delete_task"' in skills["delete_task"].examples[0]
+    assert '"task_id"' in skills["delete_task"].description  # the input schema travels with the skill
+    assert card.supported_interfaces[0].url == f"{base}/tasks/"
+    assert card.security_schemes["bearer"].http_auth_security_scheme.scheme == "Bearer"
+
+
+async def test_a_call_without_the_token_is_refused(tasks_agent):
+    async with agents(tasks_agent) as base, httpx.AsyncClient() as http:
+        answer = await http.post(f"{base}/tasks/", json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage"})
+        wrong = await http.post(f"{base}/tasks/", json={}, headers={"Authorization": "Bearer not-the-token"})
+    assert answer.status_code == 401 and wrong.status_code == 401
+    assert "Authorization: Bearer" in answer.json()["error_description"]
+
+
+async def test_tasks_list_tasks_runs_and_returns_data_and_text(tasks_agent):
+    async with agents(tasks_agent) as base, client_for(f"{base}/tasks") as client:
+        task = await send(
+            client, request({"tool": "list_tasks", "arguments": {"project": "TASK", "limit": 2}})
+        )
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED, status_text(task)
+    data = artifact_data(task)
+    assert len(data["tasks"]) == 2  # the integer limit arrived as an integer and was applied
+    assert all(item["id"].startswith("TASK-") for item in data["tasks"])
+
+
+async def test_a_tool_error_is_a_failed_task_with_the_servers_model_facing_text(tasks_agent):
+    async with agents(tasks_agent) as base, client_for(f"{base}/tasks") as client:
+        task = await send(client, request({"tool": "get_task", "arguments": {"task_id": "NOPE-404"}}))
+        unknown = await send(client, request({"tool": "list_taks", "arguments": {}}))
+    assert task.status.state == TaskState.TASK_STATE_FAILED
+    assert "NOPE-404" in status_text(task) and "Traceback" not in status_text(task)
+    assert unknown.status.state == TaskState.TASK_STATE_FAILED
+    assert "Did you mean 'list_tasks'" in status_text(unknown)
+
+
+async def test_plain_text_is_answered_with_the_skills_and_the_shape_expected(tasks_agent):
+    async with agents(tasks_agent) as base, client_for(f"{base}/tasks") as client:
+        answer = await send(client, request(text="show me alice's todo tasks"))
+    assert isinstance(answer, Message)
+    text = "\n".join(get_text_parts(answer.parts))
+    assert "free text is not interpreted" in text
+    assert '{"tool": "list_tasks"' in text
+
+
+async def test_delete_task_asks_for_input_and_the_next_message_confirms_it(tasks_agent):
+    async with agents(tasks_agent) as base, client_for(f"{base}/tasks") as client:
+        asked = await send(client, request({"tool": "delete_task", "arguments": {"task_id": "TASK-1"}}))
+        assert asked.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, status_text(asked)
+        assert "Delete task TASK-1" in status_text(asked)
+        still = await send(client, request({"tool": "get_task", "arguments": {"task_id": "TASK-1"}}))
+        assert still.status.state == TaskState.TASK_STATE_COMPLETED  # nothing deleted before the answer
+        done = await send(client, request({"confirm": True}, task_id=asked.id))
+        assert done.status.state == TaskState.TASK_STATE_COMPLETED, status_text(done)
+        assert artifact_data(done)["deleted"] == "TASK-1"
+        gone = await send(client, request({"tool": "get_task", "arguments": {"task_id": "TASK-1"}}))
+    assert gone.status.state == TaskState.TASK_STATE_FAILED
+
+
+async def test_a_declined_confirmation_changes_nothing(tasks_agent):
+    async with agents(tasks_agent) as base, client_for(f"{base}/tasks") as client:
+        asked = await send(client, request({"tool": "delete_task", "arguments": {"task_id": "TASK-2"}}))
+        answered = await send(client, request(text="no", task_id=asked.id))
+        kept = await send(client, request({"tool": "get_task", "arguments": {"task_id": "TASK-2"}}))
+    assert answered.status.state == TaskState.TASK_STATE_FAILED, answered
+    assert "declined deleting TASK-2" in status_text(answered)
+    assert kept.status.state == TaskState.TASK_STATE_COMPLETED
+
+
+async def test_cancelling_a_task_waiting_for_confirmation_stops_its_call(tasks_agent):
+    async with agents(tasks_agent) as base, client_for(f"{base}/tasks") as client:
+        asked = await send(client, request({"tool": "delete_task", "arguments": {"task_id": "TASK-3"}}))
+        assert asked.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        cancelled = await client.cancel_task(CancelTaskRequest(id=asked.id))
+        assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+        after = await client.get_task(GetTaskRequest(id=asked.id))
+        assert after.status.state == TaskState.TASK_STATE_CANCELED
+        kept = await send(client, request({"tool": "get_task", "arguments": {"task_id": "TASK-3"}}))
+    assert kept.status.state == TaskState.TASK_STATE_COMPLETED  # the cancelled delete never ran
