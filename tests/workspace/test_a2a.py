@@ -3,8 +3,12 @@ port 0). The servers are built through their entry points, as the command builds
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,6 +21,7 @@ from a2a.types import (
     GetTaskRequest,
     Message,
     Role,
+    SendMessageConfiguration,
     SendMessageRequest,
     Task,
     TaskState,
@@ -24,6 +29,7 @@ from a2a.types import (
 
 from dockyard_shared.a2a.serve import Agent, serving
 from dockyard_shared.cli import discover_servers
+from tests.name_origin.fake_nationalize import FakeNationalize, RunningFake
 
 TOKEN = "a2a-test-token"
 
@@ -167,3 +173,98 @@ async def test_cancelling_a_task_waiting_for_confirmation_stops_its_call(tasks_a
         assert after.status.state == TaskState.TASK_STATE_CANCELED
         kept = await send(client, request({"tool": "get_task", "arguments": {"task_id": "TASK-3"}}))
     assert kept.status.state == TaskState.TASK_STATE_COMPLETED  # the cancelled delete never ran
+
+
+@pytest.mark.slow  # SQLite worker processes
+async def test_sqlite_demo_query_runs(tmp_path):
+    sqlite = built("sqlite", "--demo")
+    async with agents(sqlite) as base, client_for(f"{base}/sqlite") as client:
+        tables = await send(client, request({"tool": "list_tables", "arguments": {}}))
+        rows = await send(client, request({"tool": "query", "arguments": {"sql": "SELECT 6 * 7 AS n"}}))
+    assert tables.status.state == TaskState.TASK_STATE_COMPLETED, status_text(tables)
+    assert artifact_data(tables)["tables"]
+    assert rows.status.state == TaskState.TASK_STATE_COMPLETED, status_text(rows)
+    assert artifact_data(rows)["rows"] == [[42.0]] or artifact_data(rows)["rows"] == [{"n": 42.0}]
+
+
+@pytest.mark.slow  # git processes
+async def test_git_log_on_a_temporary_repository(tmp_path):
+    from tests.git.helpers import make_repo
+
+    repo = make_repo(tmp_path / "project")
+    git = built("git", "--root", str(repo))
+    async with agents(git) as base, client_for(f"{base}/git") as client:
+        log = await send(client, request({"tool": "git_log", "arguments": {"max_count": 2}}))
+        outside = await send(client, request({"tool": "git_status", "arguments": {"repo": "/etc"}}))
+    assert log.status.state == TaskState.TASK_STATE_COMPLETED, status_text(log)
+    assert "change number 2" in str(artifact_data(log))
+    assert outside.status.state == TaskState.TASK_STATE_FAILED  # confinement to the roots still applies
+
+
+async def test_name_origin_against_the_fake_and_a_running_call_is_cancelled():
+    with RunningFake(FakeNationalize()) as running:
+        origin = built("name-origin", "--api-url", running.url, "--no-cache")
+        async with agents(origin) as base, client_for(f"{base}/name-origin") as client:
+            done = await send(client, request({"tool": "predict_origin", "arguments": {"name": "Nakamura"}}))
+            assert done.status.state == TaskState.TASK_STATE_COMPLETED, status_text(done)
+            assert artifact_data(done)["name"] == "nakamura"
+
+            running.fake.latency = 60.0  # the next answer takes a minute: the call is still running
+            slow = request({"tool": "predict_origin", "arguments": {"name": "Okafor"}})
+            slow.configuration.CopyFrom(SendMessageConfiguration(return_immediately=True))
+            started = await send(client, slow)
+            assert started.status.state in (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
+            cancelled = await client.cancel_task(CancelTaskRequest(id=started.id))
+            assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+            after = await client.get_task(GetTaskRequest(id=started.id))
+            assert after.status.state == TaskState.TASK_STATE_CANCELED and not after.artifacts
+
+
+def dockyard(*args: str) -> list[str]:
+    return [str(Path(sys.executable).parent / "dockyard"), *args]
+
+
+@pytest.mark.slow  # spawns the command
+def test_the_command_serves_the_chosen_server_and_says_where(tmp_path):
+    import re
+
+    command = dockyard(
+        "a2a", "tasks", "--database-url", f"sqlite:///{tmp_path / 't.db'}", "--demo", "--port", "0"
+    )
+    process = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "DOCKYARD_AUTH_TOKEN": TOKEN},
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:  # ends when the process does
+            found = re.search(r"card at (http://\S+)/\.well-known/agent-card\.json", line)
+            if found:
+                break
+        else:
+            pytest.fail(f"no card URL logged; exit {process.wait()}")
+        base = found.group(1)
+        with httpx.Client() as http:
+            card = http.get(f"{base}/.well-known/agent-card.json").json()
+            refused = http.post(f"{base}/", json={})
+        assert card["name"] == "dockyard-tasks" and refused.status_code == 401
+        assert "bearer token required" in line
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["a2a", "nosuch"], "no server named 'nosuch'"),
+        (["a2a", "tasks", "--host", "0.0.0.0"], "Refusing to serve on 0.0.0.0"),
+        (["a2a", "tasks", "sqlite", "--no-such-flag"], "no chosen server takes '--no-such-flag'"),
+    ],
+)
+def test_the_command_refuses_what_it_cannot_serve(args, says, monkeypatch, capsys):
+    from dockyard_shared.cli import main
+
+    monkeypatch.delenv("DOCKYARD_AUTH_TOKEN", raising=False)
+    assert main(args) == 2
+    assert says in capsys.readouterr().err

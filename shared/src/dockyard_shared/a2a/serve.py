@@ -172,11 +172,15 @@ def _parser(prog: str, entry: ServerEntry | None) -> argparse.ArgumentParser:
 
 
 def _built(entries: Mapping[str, ServerEntry], argv: Sequence[str]) -> tuple[list[Agent], argparse.Namespace]:
-    """Each chosen server built from the flags it knows (all on their `serve all` defaults if none given)."""
+    """Each chosen server built from the flags it knows (all on their `serve all` defaults if none given).
+
+    Every refusal (a flag no chosen server takes, a public address without a token) comes before any
+    server is built, so a refused start touches nothing."""
+    from ..http import is_loopback
+
     prog = f"dockyard a2a {' '.join(entries)}"
     common = _parser(prog, None).parse_known_args(list(argv))[0]
-    server_flags = _has_server_flags(argv)
-    agents, leftovers = [], None
+    parsed, leftovers = [], None
     for entry in entries.values():
         parser = _parser(prog, entry)
         if len(entries) == 1:
@@ -189,12 +193,22 @@ def _built(entries: Mapping[str, ServerEntry], argv: Sequence[str]) -> tuple[lis
                 f"dockyard-{entry.name} checks its own bearer tokens (e.g. --actors); dockyard a2a does not map "
                 "A2A callers to them yet. Serve it without them and protect the agents with --auth-token."
             )
-        server = entry.build(args) if server_flags else entry.default_server()
-        agents.append(Agent(entry.name, entry.summary, server))
+        parsed.append((entry, args))
     if leftovers:
         raise StartupRefused(
             f"no chosen server takes {sorted(leftovers)[0]!r}; see dockyard a2a NAME --help."
         )
+    common.token = common.auth_token or os.environ.get(AUTH_TOKEN_ENV) or None
+    if not is_loopback(common.host) and not common.token:
+        raise StartupRefused(
+            f"Refusing to serve on {common.host}: a non-loopback address without a token would let anyone "
+            f"on the network call these tools. Set {AUTH_TOKEN_ENV} (or --auth-token), or bind to 127.0.0.1."
+        )
+    given = _has_server_flags(argv)
+    agents = [
+        Agent(entry.name, entry.summary, entry.build(args) if given else entry.default_server())
+        for entry, args in parsed
+    ]
     return agents, common
 
 
@@ -223,8 +237,7 @@ def run_a2a(servers: Mapping[str, ServerEntry], argv: Sequence[str]) -> int:
     try:
         agents, args = _built(chosen, rest)
         configure_logging(args.log_level)
-        token = args.auth_token or os.environ.get(AUTH_TOKEN_ENV) or None
-        asyncio.run(_serve_forever(agents, args, token))
+        asyncio.run(_serve_forever(agents, args, args.token))
     except (StartupRefused, Problem) as refusal:
         print(f"dockyard: {getattr(refusal, 'what', refusal)}", file=sys.stderr)
         return 2
