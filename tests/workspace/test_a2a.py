@@ -40,8 +40,8 @@ def built(name: str, *flags: str) -> Agent:
 
 
 @asynccontextmanager
-async def agents(*chosen: Agent, token: str | None = TOKEN) -> AsyncIterator[str]:
-    async with serving(chosen, port=0, token=token) as running:
+async def agents(*chosen: Agent, token: str | None = TOKEN, **options: Any) -> AsyncIterator[str]:
+    async with serving(chosen, port=0, token=token, **options) as running:
         yield running.base_url
 
 
@@ -268,3 +268,19 @@ def test_the_command_refuses_what_it_cannot_serve(args, says, monkeypatch, capsy
     monkeypatch.delenv("DOCKYARD_AUTH_TOKEN", raising=False)
     assert main(args) == 2
     assert says in capsys.readouterr().err
+
+
+async def test_an_unanswered_confirmation_lapses_and_nothing_is_deleted(tasks_agent):
+    import asyncio
+
+    async with agents(tasks_agent, answer_timeout=0.5) as base, client_for(f"{base}/tasks") as client:
+        asked = await send(client, request({"tool": "delete_task", "arguments": {"task_id": "TASK-4"}}))
+        assert asked.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        lapsed = asked
+        while lapsed.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:  # until the answer time runs out
+            await asyncio.sleep(0.05)
+            lapsed = await client.get_task(GetTaskRequest(id=asked.id))
+        kept = await send(client, request({"tool": "get_task", "arguments": {"task_id": "TASK-4"}}))
+    assert lapsed.status.state == TaskState.TASK_STATE_FAILED, lapsed
+    assert "nothing was changed" in status_text(lapsed)
+    assert kept.status.state == TaskState.TASK_STATE_COMPLETED

@@ -9,6 +9,8 @@ errors as a host's call. The task's life:
 * working → input-required when the tool asks the user to confirm (MCP elicitation): the call waits,
   suspended, for the caller's next message on the same task — a data part (``{"confirm": true}``) or the
   text ``yes`` / ``no`` — then goes on; progress the tool reports arrives as working status updates;
+* no answer within ``answer_timeout`` (15 minutes): the question counts as cancelled, and the tool says
+  what it did then (a destructive one: nothing);
 * canceled: the running call (waiting for an answer or not) is cancelled.
 
 A plain text message gets one agent message back: the skills and the data shape expected. The calls in
@@ -49,6 +51,9 @@ __all__ = ["ToolCallExecutor", "parse_request"]
 
 log = logging.getLogger("dockyard.a2a")
 
+# How long a call waits for the caller's answer to a confirmation before it goes on as "cancelled" (the
+# tool then reports that nothing was changed): an abandoned input-required task must not hold a session.
+ANSWER_TIMEOUT = 900.0
 _YES = {"yes", "y", "confirm", "ok", "go ahead"}
 _NO = {"no", "n", "decline", "cancel", "stop"}
 
@@ -109,8 +114,11 @@ class _Call:
 class ToolCallExecutor(AgentExecutor):
     """Runs the A2A requests for one server (``name``) on its tools."""
 
-    def __init__(self, name: str, server: FastMCP, tools: Sequence[mt.Tool]) -> None:
+    def __init__(
+        self, name: str, server: FastMCP, tools: Sequence[mt.Tool], *, answer_timeout: float = ANSWER_TIMEOUT
+    ) -> None:
         self.name = name
+        self.answer_timeout = answer_timeout
         self.server = server
         self.tools = list(tools)
         self._calls: dict[str, _Call] = {}
@@ -190,7 +198,10 @@ class ToolCallExecutor(AgentExecutor):
             await call.updater().requires_input(self._question(f"{message}\n", call.requested, call))
             call.paused.set()
             try:
-                return await call.answer
+                return await asyncio.wait_for(asyncio.shield(call.answer), self.answer_timeout)
+            except TimeoutError:
+                log.info("A2A task %s: no answer within %gs; the question is cancelled", call.task_id, self.answer_timeout)
+                return ElicitResult(action="cancel")
             finally:
                 call.answer = None
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from ..flags import DockyardArgumentParser
 from ..problems import Problem
 from ..runner import AUTH_TOKEN_ENV, ServerEntry, StartupRefused, configure_logging, listen
+from .executor import ANSWER_TIMEOUT, ToolCallExecutor
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -51,7 +52,12 @@ def _version(name: str) -> str:
 
 
 def build_app(
-    agents: Mapping[str, tuple[Agent, list]], base_url: str, *, token: str | None, hosts: Sequence[str]
+    agents: Mapping[str, tuple[Agent, list]],
+    base_url: str,
+    *,
+    token: str | None,
+    hosts: Sequence[str],
+    answer_timeout: float = ANSWER_TIMEOUT,
 ) -> Starlette:
     """The ASGI app: per agent, a public card and a JSON-RPC endpoint behind the bearer token."""
     from a2a.server.request_handlers import DefaultRequestHandler
@@ -64,7 +70,6 @@ def build_app(
 
     from ..http import BearerTokenMiddleware
     from .card import agent_card
-    from .executor import ToolCallExecutor
 
     mounts = []
     for name, (agent, tools) in agents.items():
@@ -72,7 +77,7 @@ def build_app(
             name, agent.summary, _version(name), f"{base_url}/{name}/", tools, bearer=token is not None
         )
         handler = DefaultRequestHandler(
-            agent_executor=ToolCallExecutor(name, agent.server, tools),
+            agent_executor=ToolCallExecutor(name, agent.server, tools, answer_timeout=answer_timeout),
             task_store=InMemoryTaskStore(),
             agent_card=card,
         )
@@ -98,6 +103,7 @@ async def serving(
     token: str | None = None,
     allowed_hosts: Sequence[str] = (),
     log_level: str = "warning",
+    answer_timeout: float = ANSWER_TIMEOUT,
 ) -> AsyncIterator[Running]:
     """Serve ``agents`` until the block ends (or the server stops: ``Running.task``)."""
     import uvicorn
@@ -121,7 +127,7 @@ async def serving(
         shown = f"[{host}]" if ":" in host else host
         base_url = f"http://{shown}:{bound}"
         hosts = ["127.0.0.1", "localhost", "[::1]", host, *allowed_hosts]
-        app = build_app(listed, base_url, token=token, hosts=hosts)
+        app = build_app(listed, base_url, token=token, hosts=hosts, answer_timeout=answer_timeout)
         config = uvicorn.Config(
             app,
             log_config=None,
