@@ -284,3 +284,23 @@ async def test_an_unanswered_confirmation_lapses_and_nothing_is_deleted(tasks_ag
     assert lapsed.status.state == TaskState.TASK_STATE_FAILED, lapsed
     assert "nothing was changed" in status_text(lapsed)
     assert kept.status.state == TaskState.TASK_STATE_COMPLETED
+
+
+async def test_the_readme_client_example_runs_as_written(tasks_agent):
+    import asyncio
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    example = readme.split("<!-- a2a-client: run by tests/workspace/test_a2a.py -->\n```python\n", 1)[1]
+    example = example.split("```", 1)[0]
+    async with agents(tasks_agent) as base:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", example.replace("http://127.0.0.1:8766", base),
+            env={**os.environ, "DOCKYARD_AUTH_TOKEN": TOKEN},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()
+    lines = out.decode().splitlines()
+    assert lines[0].startswith("TASK_STATE_COMPLETED TASK-")
+    assert lines[1].startswith("TASK_STATE_INPUT_REQUIRED Delete task TASK-1")
+    assert lines[-1] == "TASK_STATE_COMPLETED TASK-1"  # after the question (two lines)

@@ -200,7 +200,11 @@ class ToolCallExecutor(AgentExecutor):
             try:
                 return await asyncio.wait_for(asyncio.shield(call.answer), self.answer_timeout)
             except TimeoutError:
-                log.info("A2A task %s: no answer within %gs; the question is cancelled", call.task_id, self.answer_timeout)
+                log.info(
+                    "A2A task %s: no answer within %gs; the question is cancelled",
+                    call.task_id,
+                    self.answer_timeout,
+                )
                 return ElicitResult(action="cancel")
             finally:
                 call.answer = None

@@ -172,6 +172,14 @@ def _parser(prog: str, entry: ServerEntry | None) -> argparse.ArgumentParser:
         help="extra Host header value to accept",
     )
     group.add_argument(
+        "--answer-timeout",
+        type=float,
+        default=ANSWER_TIMEOUT,
+        metavar="SECONDS",
+        help="how long a task in input-required waits for the caller's answer before the question counts "
+        "as cancelled (the tool then changes nothing)",
+    )
+    group.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper
     )
     return parser
@@ -219,7 +227,7 @@ def _built(entries: Mapping[str, ServerEntry], argv: Sequence[str]) -> tuple[lis
 
 
 def _has_server_flags(argv: Sequence[str]) -> bool:
-    ours = {"--host", "--port", "--auth-token", "--allowed-host", "--log-level"}
+    ours = {"--host", "--port", "--auth-token", "--allowed-host", "--answer-timeout", "--log-level"}
     return any(a.startswith("-") and a.split("=")[0] not in ours for a in argv)
 
 
@@ -259,6 +267,7 @@ async def _serve_forever(agents: Sequence[Agent], args: argparse.Namespace, toke
         port=args.port,
         token=token,
         allowed_hosts=args.allowed_host,
+        answer_timeout=args.answer_timeout,
         log_level=args.log_level,
     ) as running:
         for agent in agents:
