@@ -304,3 +304,25 @@ async def test_the_readme_client_example_runs_as_written(tasks_agent):
     assert lines[0].startswith("TASK_STATE_COMPLETED TASK-")
     assert lines[1].startswith("TASK_STATE_INPUT_REQUIRED Delete task TASK-1")
     assert lines[-1] == "TASK_STATE_COMPLETED TASK-1"  # after the question (two lines)
+
+
+async def test_progress_streams_as_working_updates_before_the_result():
+    from a2a.types import TaskStatusUpdateEvent
+
+    with RunningFake(FakeNationalize()) as running:
+        origin = built("name-origin", "--api-url", running.url, "--no-cache")
+        async with (
+            agents(origin) as base,
+            httpx.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http,
+        ):
+            client = await create_client(f"{base}/name-origin", client_config=ClientConfig(httpx_client=http))
+            sent = request({"tool": "batch_predict", "arguments": {"names": ["Nakamura", "Okafor", "Silva"]}})
+            events = [response async for response in client.send_message(sent)]
+    updates: list[TaskStatusUpdateEvent] = [e.status_update for e in events if e.HasField("status_update")]
+    progress = [
+        text for u in updates if u.status.state == TaskState.TASK_STATE_WORKING
+        for text in get_text_parts(u.status.message.parts) if text.startswith("batch_predict:")
+    ]  # fmt: skip
+    assert progress, [str(u) for u in updates]
+    assert updates[-1].status.state == TaskState.TASK_STATE_COMPLETED
+    assert any(e.HasField("artifact_update") for e in events)
