@@ -233,6 +233,13 @@ class ToolCallExecutor(AgentExecutor):
             raise
         except Exception:
             log.exception("A2A call of %s on %s failed", name, self.name)
+            await self._publish_failure(call, name)
+        finally:
+            self._calls.pop(call.task_id, None)
+            call.paused.set()
+
+    async def _publish_failure(self, call: _Call, name: str) -> None:
+        try:
             await call.updater().failed(
                 new_text_message(
                     f"The call of {name} failed inside dockyard-{self.name} (the server's log has the "
@@ -240,9 +247,8 @@ class ToolCallExecutor(AgentExecutor):
                     context_id=call.context_id,
                 )
             )
-        finally:
-            self._calls.pop(call.task_id, None)
-            call.paused.set()
+        except Exception:  # the task's queue is gone (the task was released): the log has the failure
+            log.debug("A2A task %s: the failure could not be published", call.task_id, exc_info=True)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         call = self._calls.pop(context.task_id or "", None)

@@ -110,6 +110,12 @@ async def serving(
     from fastmcp import Client
 
     from ..http import MAX_REQUEST_HEAD_BYTES, is_loopback
+    from ..http_connections import (
+        ConnectionGuard,
+        guarded_protocol,
+        quiet_accept_errors,
+        raise_open_files_limit,
+    )
 
     if not is_loopback(host) and not token:
         raise StartupRefused(
@@ -128,8 +134,15 @@ async def serving(
         base_url = f"http://{shown}:{bound}"
         hosts = ["127.0.0.1", "localhost", "[::1]", host, *allowed_hosts]
         app = build_app(listed, base_url, token=token, hosts=hosts, answer_timeout=answer_timeout)
+        # The same connection bounds as the MCP HTTP servers (runner defaults): request-head and body
+        # deadlines, a connection cap.
+        guard = ConnectionGuard(
+            header_timeout=10.0, body_timeout=30.0, max_connections=1000, open_files=raise_open_files_limit()
+        )
+        quiet_accept_errors(asyncio.get_running_loop(), guard)
         config = uvicorn.Config(
             app,
+            http=guarded_protocol(guard),
             log_config=None,
             log_level=log_level.lower(),
             lifespan="off",
