@@ -326,3 +326,17 @@ async def test_progress_streams_as_working_updates_before_the_result():
     assert progress, [str(u) for u in updates]
     assert updates[-1].status.state == TaskState.TASK_STATE_COMPLETED
     assert any(e.HasField("artifact_update") for e in events)
+
+
+async def test_a_switched_off_tool_is_no_skill_and_its_call_says_how_to_switch_it_on(tmp_path):
+    read_only = built("tasks", "--database-url", f"sqlite:///{tmp_path / 'ro.db'}", "--demo", "--read-only")
+    origin = built("name-origin", "--offline")
+    async with agents(read_only, origin) as base, httpx.AsyncClient() as http:
+        card = await A2ACardResolver(http, f"{base}/tasks").get_agent_card()
+        other = await A2ACardResolver(http, f"{base}/name-origin").get_agent_card()
+        async with client_for(f"{base}/tasks") as client:
+            refused = await send(client, request({"tool": "create_task", "arguments": {"title": "x"}}))
+    assert "create_task" not in {skill.id for skill in card.skills}
+    assert other.name == "dockyard-name-origin"  # several agents, one port
+    assert refused.status.state == TaskState.TASK_STATE_FAILED
+    assert "switched off" in status_text(refused) and "--read-only" in status_text(refused)

@@ -71,8 +71,8 @@ def _integral(value: Any) -> Any:
 
 
 def parse_request(data: Any, tools: Sequence[mt.Tool]) -> tuple[str, dict[str, Any]]:
-    """The tool and arguments a data part names, or :class:`InvalidArgument` saying what to send."""
-    names = [tool.name for tool in tools]
+    """The tool and arguments a data part names, or :class:`InvalidArgument` saying what to send. The name
+    is the server's to judge: a switched-off tool answers how to switch it on."""
     if not isinstance(data, dict) or not isinstance(data.get("tool"), str):
         raise InvalidArgument(
             'The data part must be an object {"tool": NAME, "arguments": {...}}.',
@@ -85,10 +85,6 @@ def parse_request(data: Any, tools: Sequence[mt.Tool]) -> tuple[str, dict[str, A
             next_step='Put every argument inside "arguments".',
         )
     name, arguments = data["tool"], data.get("arguments") or {}
-    if name not in names:
-        raise InvalidArgument(
-            f"This agent has no tool {name!r}.", next_step=did_you_mean(name, names, kind="tool")
-        )
     if not isinstance(arguments, dict):
         raise InvalidArgument(f'"arguments" must be an object, not {type(arguments).__name__}.')
     return name, _integral(arguments)
@@ -222,6 +218,13 @@ class ToolCallExecutor(AgentExecutor):
             text = "\n".join(block.text for block in result.content if isinstance(block, mt.TextContent))
             updater = call.updater()
             if result.is_error:
+                if name not in {tool.name for tool in self.tools} and text.startswith("Unknown tool"):
+                    # A name the server does not know at all (one it knows but does not serve has its own
+                    # answer, how to switch it on, which stands): say which names are close.
+                    names = [tool.name for tool in self.tools]
+                    text = InvalidArgument(
+                        f"This agent has no tool {name!r}.", next_step=did_you_mean(name, names, kind="tool")
+                    ).for_model()
                 await updater.failed(new_text_message(text, context_id=call.context_id))
             else:
                 parts = [new_text_part(text)] if text else []
