@@ -340,3 +340,19 @@ async def test_a_switched_off_tool_is_no_skill_and_its_call_says_how_to_switch_i
     assert other.name == "dockyard-name-origin"  # several agents, one port
     assert refused.status.state == TaskState.TASK_STATE_FAILED
     assert "switched off" in status_text(refused) and "--read-only" in status_text(refused)
+
+
+async def test_a_browser_page_cannot_call_a_tokenless_agent(tasks_agent):
+    # A page may POST text/plain cross-origin without a preflight; with no token, only Origin tells.
+    body = '{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}}'
+    async with agents(tasks_agent, token=None) as base, httpx.AsyncClient() as http:
+        from_page = await http.post(
+            f"{base}/tasks/",
+            content=body,
+            headers={"Origin": "http://evil.example", "Content-Type": "text/plain"},
+        )
+        from_agent = await http.post(
+            f"{base}/tasks/", content=body, headers={"Content-Type": "application/json"}
+        )
+    assert from_page.status_code == 403 and "--allowed-origin" in from_page.json()["error_description"]
+    assert from_agent.status_code == 200  # a JSON-RPC answer (an error about the empty params), not a refusal

@@ -27,6 +27,7 @@ from .executor import ANSWER_TIMEOUT, ToolCallExecutor
 if TYPE_CHECKING:
     from fastmcp import FastMCP
     from starlette.applications import Starlette
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = ["Agent", "build_app", "run_a2a", "serving"]
 
@@ -51,12 +52,43 @@ def _version(name: str) -> str:
         return "0"
 
 
+class OriginCheck:
+    """Refuse (403) a request a browser sent from a page not among ``allowed`` origins.
+
+    A web page can POST a ``text/plain`` body to a loopback port without a preflight; with no token that
+    would let any site the user visits call these tools. Requests with no ``Origin`` (agents, curl) pass.
+    """
+
+    def __init__(self, app: ASGIApp, allowed: Sequence[str]) -> None:
+        self.app = app
+        self.allowed = {origin.rstrip("/").lower() for origin in allowed}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            origin = dict(scope.get("headers") or []).get(b"origin")
+            if origin is not None and origin.decode("latin-1").rstrip("/").lower() not in self.allowed:
+                from starlette.responses import JSONResponse
+
+                refusal = JSONResponse(
+                    {
+                        "error": "origin_not_allowed",
+                        "error_description": "Requests from browser pages are refused unless the server "
+                        "was started with --allowed-origin naming the page's origin.",
+                    },
+                    status_code=403,
+                )
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def build_app(
     agents: Mapping[str, tuple[Agent, list]],
     base_url: str,
     *,
     token: str | None,
     hosts: Sequence[str],
+    origins: Sequence[str] = (),
     answer_timeout: float = ANSWER_TIMEOUT,
 ) -> Starlette:
     """The ASGI app: per agent, a public card and a JSON-RPC endpoint behind the bearer token."""
@@ -85,7 +117,13 @@ def build_app(
         guarded = BearerTokenMiddleware(rpc, token) if token else rpc
         routes = [*create_agent_card_routes(card), Mount("/", app=guarded)]
         mounts.append(Mount(f"/{name}", app=Starlette(routes=routes)))
-    return Starlette(routes=mounts, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))])
+    return Starlette(
+        routes=mounts,
+        middleware=[
+            Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts)),
+            Middleware(OriginCheck, allowed=list(origins)),
+        ],
+    )
 
 
 @dataclass(frozen=True)
@@ -102,6 +140,7 @@ async def serving(
     port: int = 0,
     token: str | None = None,
     allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
     log_level: str = "warning",
     answer_timeout: float = ANSWER_TIMEOUT,
 ) -> AsyncIterator[Running]:
@@ -133,7 +172,9 @@ async def serving(
         shown = f"[{host}]" if ":" in host else host
         base_url = f"http://{shown}:{bound}"
         hosts = ["127.0.0.1", "localhost", "[::1]", host, *allowed_hosts]
-        app = build_app(listed, base_url, token=token, hosts=hosts, answer_timeout=answer_timeout)
+        app = build_app(
+            listed, base_url, token=token, hosts=hosts, origins=allowed_origins, answer_timeout=answer_timeout
+        )
         # The same connection bounds as the MCP HTTP servers (runner defaults): request-head and body
         # deadlines, a connection cap.
         guard = ConnectionGuard(
@@ -183,6 +224,13 @@ def _parser(prog: str, entry: ServerEntry | None) -> argparse.ArgumentParser:
         default=[],
         metavar="HOST",
         help="extra Host header value to accept",
+    )
+    group.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="browser Origin to accept (repeatable); a request from any other page is refused",
     )
     group.add_argument(
         "--answer-timeout",
@@ -240,7 +288,15 @@ def _built(entries: Mapping[str, ServerEntry], argv: Sequence[str]) -> tuple[lis
 
 
 def _has_server_flags(argv: Sequence[str]) -> bool:
-    ours = {"--host", "--port", "--auth-token", "--allowed-host", "--answer-timeout", "--log-level"}
+    ours = {
+        "--host",
+        "--port",
+        "--auth-token",
+        "--allowed-host",
+        "--allowed-origin",
+        "--answer-timeout",
+        "--log-level",
+    }
     return any(a.startswith("-") and a.split("=")[0] not in ours for a in argv)
 
 
@@ -280,6 +336,7 @@ async def _serve_forever(agents: Sequence[Agent], args: argparse.Namespace, toke
         port=args.port,
         token=token,
         allowed_hosts=args.allowed_host,
+        allowed_origins=args.allowed_origin,
         answer_timeout=args.answer_timeout,
         log_level=args.log_level,
     ) as running:
