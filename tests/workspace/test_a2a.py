@@ -156,6 +156,9 @@ async def test_delete_task_asks_for_input_and_the_next_message_confirms_it(tasks
 async def test_a_declined_confirmation_changes_nothing(tasks_agent):
     async with agents(tasks_agent) as base, client_for(f"{base}/tasks") as client:
         asked = await send(client, request({"tool": "delete_task", "arguments": {"task_id": "TASK-2"}}))
+        again = await send(client, request({"tool": "list_tasks", "arguments": {}}, task_id=asked.id))
+        assert again.status.state == TaskState.TASK_STATE_INPUT_REQUIRED  # not an answer: asked again
+        assert "not understood" in status_text(again)
         answered = await send(client, request(text="no", task_id=asked.id))
         kept = await send(client, request({"tool": "get_task", "arguments": {"task_id": "TASK-2"}}))
     assert answered.status.state == TaskState.TASK_STATE_FAILED, answered

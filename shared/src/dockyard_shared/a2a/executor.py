@@ -158,6 +158,8 @@ class ToolCallExecutor(AgentExecutor):
         """Resume a call waiting for the user's confirmation with this message's answer."""
         assert call.answer is not None
         answer: dict[str, Any] | None = data[0] if data and isinstance(data[0], dict) else None
+        if answer is not None and "tool" in answer and "tool" not in call.requested.get("properties", {}):
+            answer = None  # a new request sent to a task that is waiting for an answer: ask again
         word = text.strip().lower()
         if answer is None and "confirm" in call.requested.get("properties", {}) and word in _YES | _NO:
             answer = {"confirm": word in _YES}
