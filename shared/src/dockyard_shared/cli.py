@@ -12,6 +12,7 @@ server by name, so installing or removing one needs no change here.
                     [--toolsets A,B] [--tools X,Y] [--exclude-tools X,Y] [--read-only]
     dockyard tools NAME [--format openai|anthropic|gemini] [server flags]   function-calling definitions
     dockyard eval --base-url URL --model M [--server NAME ...] [--repeat N] [--json] [server flags]
+    dockyard a2a [NAME ...] [server flags] [--host H --port N --auth-token T]   servers as A2A agents
 """
 
 from __future__ import annotations
@@ -207,6 +208,9 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "eval", help="score how well a model picks the tools (OpenAI-compatible endpoint)", add_help=False
     )
+    commands.add_parser(
+        "a2a", help="serve servers as A2A agents over HTTP (needs the a2a extra)", add_help=False
+    )
     return parser
 
 
@@ -269,6 +273,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 2
         return run_server(servers[name], rest)
+    if argv[:1] == ["a2a"]:
+        from .a2a.serve import run_a2a  # needs the `a2a` extra (a2a-sdk)
+
+        return run_a2a(discover_servers(), argv[1:])
     if argv[:1] == ["tools"] and len(argv) >= 2 and not argv[1].startswith("-"):
         servers = discover_servers()
         if argv[1] not in servers:
