@@ -64,3 +64,32 @@ async def test_an_outage_seen_by_one_replica_pauses_both(postgres_url):
     with psycopg.connect(libpq_url(postgres_url)) as connection:  # the row names the key by a hash only
         rows = connection.execute("SELECT key_fingerprint, cause FROM name_origin_limits").fetchall()
     assert len(rows) == 1 and API_KEY not in repr(rows) and "503" in rows[0][1]
+
+
+async def test_concurrent_reservations_on_two_engines_never_grant_more_than_is_left(postgres_url):
+    from datetime import UTC, datetime, timedelta
+
+    from dockyard_name_origin.cache import PredictionCache
+    from dockyard_name_origin.shared_limits import SharedQuotaLedger, key_fingerprint
+    from dockyard_name_origin.upstream_values import Rate
+
+    caches = [PredictionCache.open(postgres_url, ttl_days=1) for _ in range(2)]
+    try:
+        first, second = (SharedQuotaLedger(c.engine, key_fingerprint(API_KEY), hold=60) for c in caches)
+        now = datetime.now(UTC)
+        first.observe(Rate(limit=100, remaining=30, reset_at=now + timedelta(hours=1), observed_at=now))
+        await first.arelease(0)  # the observation goes to the row
+        granted: list[int] = []
+
+        async def take(ledger) -> None:
+            granted.append(await ledger.areserve(3))
+
+        async with anyio.create_task_group() as group:
+            for i in range(20):
+                group.start_soon(take, (first, second)[i % 2])
+        assert sum(granted) == 30 and max(granted) == 3  # 60 names wanted, 30 left: 30 granted, no more
+        await second.arelease(sum(granted))  # given back, as after answers that spent nothing
+        assert await second.areserve(30) == 30
+    finally:
+        for cache in caches:
+            cache.close()
