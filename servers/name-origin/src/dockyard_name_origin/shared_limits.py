@@ -55,9 +55,7 @@ _P = {name: f"CAST(:{name} AS {kind})" for name, kind in _TYPES.items()}
 
 _LIVE = f"(CASE WHEN in_flight_until < {_P['now']} THEN 0 ELSE in_flight END)"
 _FRESH = f"(remaining IS NOT NULL AND COALESCE(reset_at, observed_at + {_UNKNOWN_WAIT}) > {_P['now']})"
-_GRANT = (
-    f"(CASE WHEN {_FRESH} THEN LEAST({_P['wanted']}, GREATEST(remaining - {_LIVE}, 0)) ELSE {_P['wanted']} END)"
-)
+_GRANT = f"(CASE WHEN {_FRESH} THEN LEAST({_P['wanted']}, GREATEST(remaining - {_LIVE}, 0)) ELSE {_P['wanted']} END)"
 _COLUMNS = "remaining, quota_limit, reset_at, observed_at, claimed_reset, in_flight, open_until, cause"
 _ROW = f"WHERE key_fingerprint = {_P['fp']} RETURNING last_grant, {_COLUMNS}"
 
@@ -123,8 +121,13 @@ class SharedQuotaLedger(QuotaLedger):
         self.open_until: float | None = None  # the shared circuit, as of the last statement
         self.cause: str | None = None
         self.breaker: SharedBreaker | None = None  # set by the breaker: its opening travels with a release
-        with engine.begin() as connection:
-            connection.execute(_CREATE, {"fp": fingerprint})
+        try:  # the row, made once by whichever replica comes first
+            with engine.begin() as connection:
+                connection.execute(_CREATE, {"fp": fingerprint})
+        except SQLAlchemyError as error:  # each statement finds no row and this replica uses its own figures
+            log.warning(
+                "shared quota row not created: %s", type(getattr(error, "orig", None) or error).__name__
+            )
 
     # -- what the client calls as answers arrive ----------------------------------------------------
 
