@@ -65,6 +65,25 @@ claims = Table(
     Column("expires_at", Float, nullable=False),  # seconds since the epoch, UTC
 )
 
+# What the upstream last said about the quota of one API key, the names reserved against it, and whether
+# its circuit is open: shared by replicas on PostgreSQL (shared_limits.py). Keyed by a fingerprint of the
+# key, never the key. Created with the other tables; a replica on SQLite never writes it.
+limits = Table(
+    "name_origin_limits",
+    _metadata,
+    Column("key_fingerprint", String(64), primary_key=True),
+    Column("quota_limit", Integer),
+    Column("remaining", Integer),  # the lowest figure heard in the current window
+    Column("reset_at", Float),  # seconds since the epoch, UTC
+    Column("observed_at", Float),
+    Column("claimed_reset", Float),  # what the upstream said, when it was clamped to a day
+    Column("in_flight", Integer, nullable=False, default=0),  # names reserved and not yet answered
+    Column("in_flight_until", Float, nullable=False, default=0.0),  # reservations older count as gone
+    Column("last_grant", Integer, nullable=False, default=0),  # what the last reservation was given
+    Column("open_until", Float),  # the circuit is open until then (seconds since the epoch)
+    Column("cause", Text),  # why it opened, in words (no URL, no key)
+)
+
 _CHUNK = 500  # names per IN (...) lookup
 
 

@@ -191,8 +191,8 @@ class NationalizeClient:
         try:
             answers = await self._send(request, http)
         except (UpstreamFault, _TransientStatus, httpx.TransportError, TimeoutError) as error:
-            self.breaker.record_failure()
             self.last_failure = f"{SERVICE} {self._cause(error)}."
+            self.breaker.record_failure(self.last_failure)
             raise
         except (PermissionDenied, InvalidArgument, QuotaSpent):
             self.breaker.record_success()  # a documented refusal: the service is up and answering
@@ -279,9 +279,7 @@ class NationalizeClient:
         if status == 429:
             if rate is None or rate.remaining in (None, 0):
                 # Nothing fits any more: the ledger must say so even if the headers were missing.
-                self.quota.remaining, self.quota.observed_at = 0, self._now()
-                self.quota.reset_at = rate.reset_at if rate is not None else None
-                self.quota.claimed_reset = rate.claimed_reset if rate is not None else None
+                self.quota.observe_spent(rate)
             return QuotaSpent(
                 problem.what + self.quota.clamp_note(),
                 next_step=problem.next_step,
@@ -331,7 +329,9 @@ class NationalizeClient:
         )
 
     def _circuit_problem(self, retry_in: float) -> UpstreamUnavailable:
-        last = f" The last failure: {self.last_failure}" if self.last_failure else ""
+        # Another replica may have opened a shared circuit: its cause, then this one's own.
+        cause = getattr(self.breaker, "shared_cause", None) or self.last_failure
+        last = f" The last failure: {cause}" if cause else ""
         return UpstreamUnavailable(
             f"{_PAUSED}; the next try is allowed in {max(1, math.ceil(retry_in))} s.{last}",
             next_step="Retry after that; cached names still answer meanwhile.",

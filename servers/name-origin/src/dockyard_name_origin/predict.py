@@ -172,12 +172,13 @@ class Predictor:
         quota = self.upstream.quota
         # Reserved before it is sent, as a batch's names are: concurrent calls with one name left send one
         # request, not one each.
-        if not quota.reserve(1):
+        if not await quota.areserve(1):
             raise quota.exhausted_problem()
         try:
             (answer,) = await self.upstream.fetch([name], deadline.sooner(self.limits.request_deadline))
         finally:
-            quota.release(1)
+            with anyio.CancelScope(shield=True):  # a cancelled call still gives its reservation back
+                await quota.arelease(1)
         await self._store([answer])
         return answer
 
@@ -316,7 +317,7 @@ class Predictor:
     async def _fetch_batch(self, batch: tuple[str, ...], run: Run, group: anyio.abc.TaskGroup) -> None:
         upstream = self.upstream
         assert upstream is not None
-        allowed = upstream.quota.reserve(len(batch))
+        allowed = await upstream.quota.areserve(len(batch))
         if allowed < len(batch):
             run.retry_at = upstream.quota.reset_at
             run.settle(batch[allowed:], QUOTA)
@@ -352,7 +353,8 @@ class Predictor:
             run.settle(batch, UNAVAILABLE)
             return
         finally:
-            upstream.quota.release(allowed)
+            with anyio.CancelScope(shield=True):
+                await upstream.quota.arelease(allowed)
         for answer in answers:
             run.outcomes[answer.name] = outcome_of(answer)
         run.fetched += len(answers)
@@ -390,6 +392,7 @@ class Predictor:
                 note="Offline: answers come from the cache only; nationalize.io is never called.",
             )
         quota = upstream.quota
+        await quota.refresh()  # replicas sharing the ledger: its row, as it is now
         breaker = upstream.breaker
         retry_in = breaker.retry_in()
         circuit = f"open: next try in {math.ceil(retry_in)} s" if retry_in > 0 else breaker.state.value

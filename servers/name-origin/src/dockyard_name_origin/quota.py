@@ -105,6 +105,23 @@ class QuotaLedger:
     def release(self, reserved: int) -> None:
         self._in_flight = max(0, self._in_flight - reserved)
 
+    def observe_spent(self, rate: Rate | None) -> None:
+        """A 429 whose figures were missing or zero: nothing fits any more, whatever the headers said."""
+        self.remaining, self.observed_at = 0, self._now()
+        self.reset_at = rate.reset_at if rate is not None else None
+        self.claimed_reset = rate.claimed_reset if rate is not None else None
+
+    # The awaitable forms every caller uses: in one process they are the plain ones; a ledger shared by
+    # replicas (shared_limits.py) does them in the database.
+    async def areserve(self, wanted: int) -> int:
+        return self.reserve(wanted)
+
+    async def arelease(self, reserved: int) -> None:
+        self.release(reserved)
+
+    async def refresh(self) -> None:
+        """Bring the figures up to date (the shared ledger reads its row; here they are always current)."""
+
     def exhausted_problem(self) -> QuotaSpent:
         now = self._now()
         if self.reset_at is not None:

@@ -160,7 +160,8 @@ class CircuitBreaker:
         self._opened_at = None
         self._trial_running = False
 
-    def record_failure(self) -> None:
+    def record_failure(self, cause: str | None = None) -> None:
+        """One more failure; ``cause`` (in words) is for a breaker shared by replicas."""
         if self._trial_running:
             self._opened_at = self._clock()  # the trial failed: another full cooldown
             self._trial_running = False

@@ -116,6 +116,8 @@ def create_server(
             attempt_timeout=limits.connect_timeout + limits.read_timeout,
             normalise=normalise,
         )
+    if upstream is not None and cache is not None and cache.is_open and cache.get().backend == "postgresql":
+        _share_limits(upstream, cache.get().engine, settings, clock)  # replicas on one key: one ledger
     predictor = Predictor(upstream=upstream, cache=cache, limits=limits, key_env=settings.api_key_env)
     traits = TraitPredictor(
         clients=_trait_clients(settings, upstream, http, clock), origin=predictor, cache=cache, limits=limits
@@ -245,6 +247,19 @@ def upstream_state(upstream: NationalizeClient) -> str:
             f"{upstream.breaker.retry_in():.0f} s ({left})"
         )
     return f"circuit {state.value.replace('_', ' ')}, {left}"
+
+
+def _share_limits(upstream: NationalizeClient, engine, settings: Settings, clock: Clock) -> None:
+    """The quota ledger and the circuit in the shared database's row for the key (shared_limits.py)."""
+    from .shared_limits import SharedBreaker, SharedQuotaLedger, key_fingerprint
+
+    limits = settings.limits
+    hold = limits.call_deadline + limits.request_deadline  # past the longest call: then a lost reservation
+    ledger = SharedQuotaLedger(engine, key_fingerprint(settings.api_key), hold=hold)
+    upstream.quota = ledger
+    upstream.breaker = SharedBreaker(
+        ledger, threshold=limits.breaker_threshold, cooldown=limits.breaker_cooldown, clock=clock
+    )
 
 
 def _open_cache(url: str, ttl_days: float) -> PredictionCache:

@@ -273,7 +273,7 @@ class TraitPredictor:
         self, client: DemografixClient, batch: tuple[str, ...], run: _Run, group: anyio.abc.TaskGroup
     ) -> None:
         quota = client.quota
-        allowed = quota.reserve(len(batch))
+        allowed = await quota.areserve(len(batch))
         if allowed < len(batch):
             run.retry_at = quota.retry_at()
             run.settle(batch[allowed:], QUOTA)
@@ -305,7 +305,8 @@ class TraitPredictor:
             run.settle(batch, UNAVAILABLE)
             return
         finally:
-            quota.release(allowed)
+            with anyio.CancelScope(shield=True):
+                await quota.arelease(allowed)
         run.traits.update((trait.name, trait) for trait in traits)
         run.fetched += len(traits)
         await self._store(traits)
