@@ -66,6 +66,8 @@ class HttpOptions:
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     max_connections: int = 1000
+    # --trusted-proxy: networks whose X-Forwarded-For names the client (http_forwarded.py); none: the peer.
+    trusted_proxies: Sequence[str] = field(default_factory=tuple)
 
 
 class BearerTokenMiddleware:
@@ -235,7 +237,12 @@ def build_http_app(servers: Mapping[str, FastMCP], options: HttpOptions, *, pref
             yield
             tasks.cancel_scope.cancel()
 
-    middleware = [
+    middleware = []
+    if options.trusted_proxies:
+        from .http_forwarded import ForwardedClient, parse_networks
+
+        middleware.append(Middleware(ForwardedClient, networks=parse_networks(options.trusted_proxies)))
+    middleware += [
         Middleware(
             HostOriginGuardMiddleware,
             allowed_hosts=[*options.allowed_hosts, options.host],

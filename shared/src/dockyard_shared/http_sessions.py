@@ -123,7 +123,7 @@ class SessionGuard:
         elif (session := self._sessions.get(session_id)) is not None:
             await self._serve(session_id, session, scope, receive, send)
         else:
-            await self.app(scope, receive, send)  # unknown or closed: the SDK answers 404
+            await self._unknown(scope, receive, send)
 
     async def run(self) -> None:
         """Close sessions past their deadline, until cancelled (run it in the app's lifespan)."""
@@ -242,6 +242,19 @@ class SessionGuard:
                 await self.app(scope, receive, discard)
             except Exception:  # the reaper must outlive one session's failure to end
                 log.exception("ending HTTP session %s… failed", session_id[:8])
+
+    async def _unknown(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """404 for a session this process does not hold, as the SDK answers it (which the client takes as
+        its cue to initialize again), in words that say why: behind a load balancer, the usual cause is
+        that the replica holding it stopped."""
+        message = (
+            "Session not found: no session with this Mcp-Session-Id is open on this server. It was closed "
+            "(by its client, or idle too long), or it lived in another server process (a replica behind "
+            "a load balancer) that has stopped: a 2025-11-25 session lives in one process and ends with "
+            "it. Start a new session: initialize again without Mcp-Session-Id."
+        )
+        body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+        await JSONResponse(body, status_code=404)(scope, receive, send)
 
     async def _refuse(self, client: str, scope: Scope, receive: Receive, send: Send) -> None:
         if self._refusals.ready():

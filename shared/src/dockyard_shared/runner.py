@@ -123,6 +123,18 @@ def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
     return parse
 
 
+def _network(text: str) -> str:
+    import ipaddress
+
+    try:
+        ipaddress.ip_network(text.strip(), strict=False)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not an address or network (CIDR) such as 10.0.0.0/8: {text!r}"
+        ) from None
+    return text.strip()
+
+
 # The HTTP guard's limits: each a positive number (zero or less would disable the guard, not tighten it).
 _HTTP_LIMITS: tuple[tuple[str, Callable[[str], float], float, str, str], ...] = (
     ("--session-idle-timeout", float, 900.0, "SECONDS", "close HTTP sessions idle for this long"),
@@ -194,6 +206,15 @@ def add_runner_arguments(parser: argparse.ArgumentParser, *, default_transport: 
         default=[],
         metavar="ORIGIN",
         help="browser Origin to accept over HTTP (repeatable), e.g. http://localhost:6274",
+    )
+    group.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        type=_network,
+        metavar="CIDR",
+        help="a load balancer's address or network (repeatable): its X-Forwarded-For names the client the "
+        "per-client caps count; anyone else's is ignored (default: the TCP peer is the client)",
     )
     for flag, kind, default, unit, help in _HTTP_LIMITS:
         group.add_argument(flag, type=_positive(kind), default=default, metavar=unit, help=help)
@@ -275,6 +296,7 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,
         max_connections=args.max_connections,
+        trusted_proxies=tuple(getattr(args, "trusted_proxy", ())),
     )
 
 

@@ -84,6 +84,10 @@ def create_server(settings: Settings, *, store: TaskStore | None = None) -> Fast
     after_initialize(server, lambda: warm_up(store, actors.default))
     if settings.actors:
         server.auth = ActorTokens(settings.actors)
+    if settings.max_writes_per_minute:
+        from .write_limits import WriteRateLimit
+
+        server.add_middleware(WriteRateLimit(server, store, actors, settings.max_writes_per_minute))
     return server
 
 

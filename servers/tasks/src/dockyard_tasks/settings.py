@@ -84,6 +84,8 @@ class Settings:
     github_token: str | None = field(default=None, repr=False)
     github_token_env: str = "GITHUB_TOKEN"
     github_api_url: str = "https://api.github.com"
+    # --max-writes-per-minute: each actor's write calls, shared by every replica (write_limits.py); None: off.
+    max_writes_per_minute: int | None = None
 
 
 def default_database_url() -> str:
@@ -186,6 +188,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="GitHub (Enterprise) API URL",
     )
     group.add_argument(
+        "--max-writes-per-minute",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="each actor's write calls a minute, counted in the database across every replica; a call "
+        "over it is refused, saying when to retry (default: no limit)",
+    )
+    group.add_argument(
         "--allow-shared-file",
         action="store_true",
         help="SQLite: serve a file another dockyard-tasks process is already serving (its subscribers "
@@ -252,4 +262,5 @@ def settings_from(args: argparse.Namespace) -> Settings:
         github_token=os.environ.get(getattr(args, "github_token_env", "GITHUB_TOKEN")) or None,
         github_token_env=getattr(args, "github_token_env", "GITHUB_TOKEN"),
         github_api_url=getattr(args, "github_api_url", "https://api.github.com"),
+        max_writes_per_minute=getattr(args, "max_writes_per_minute", None),
     )

@@ -14,6 +14,7 @@ from sqlalchemy import (
     CheckConstraint,
     Date,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -39,6 +40,7 @@ __all__ = [
     "Task",
     "TaskCount",
     "TaskDueCount",
+    "WriteBudget",
 ]
 
 NAMING = {
@@ -226,3 +228,14 @@ class Feed(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     revision: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class WriteBudget(Base):
+    """An actor's token bucket for --max-writes-per-minute (migration 0008; store/budget.py spends it):
+    ``tokens`` left as of ``refilled_at`` (seconds since the epoch), shared by every replica."""
+
+    __tablename__ = "write_budget"
+
+    actor: Mapped[str] = mapped_column(String(100), primary_key=True)
+    tokens: Mapped[float] = mapped_column(Float)
+    refilled_at: Mapped[float] = mapped_column(Float)
