@@ -25,7 +25,9 @@ MCP_PACKAGES = ("fastmcp", "mcp")
 PROTOCOL = ("server", "__main__", "toolsets", "resources", "prompts", "subscriptions")
 PROTOCOL_EXTRA = {
     "git": ("roots",),  # MCP roots: a middleware asking the client for its roots in either protocol era
-    "tasks": ("actors",),  # who a call acts as: FastMCP's bearer-token verification over HTTP
+    # actors: who a call acts as (FastMCP's bearer-token verification over HTTP); write_limits: the middleware
+    # that spends a write from the actor's shared budget (the bucket itself is store/budget.py)
+    "tasks": ("actors", "write_limits"),
 }
 
 # (check, server) -> what is wrong today; the owner removes the entry with the fix.
