@@ -60,6 +60,7 @@ def _quiet_fastmcp() -> None:
 _quiet_fastmcp()
 
 from .flags import DockyardArgumentParser  # noqa: E402
+from .signin import SignInRefused, add_sign_in_arguments, protect, signs_in  # noqa: E402
 from .toolsets import Toolset, add_exposure_arguments  # noqa: E402
 
 if TYPE_CHECKING:
@@ -204,6 +205,7 @@ def add_runner_arguments(parser: argparse.ArgumentParser, *, default_transport: 
         help="append one JSON line per tool call, resource read and prompt render "
         "(time, server, what, redacted arguments, duration, outcome)",
     )
+    add_sign_in_arguments(parser)
 
 
 # The records FastMCP writes, with a traceback, for every failed tool call, resource read and prompt.
@@ -399,6 +401,17 @@ async def serve(
     )
 
     options = http_options(args)
+    # Bound before anything says "serving": a port in use is a refusal the user can act on, not
+    # uvicorn's bare "[Errno 98]" after the log already claimed the server was up.
+    listener = listen(options.host, options.port)
+    port = listener.getsockname()[1]  # the real one when --port 0 asked for a free one
+    if signs_in(args) and prefixed:
+        raise StartupRefused("--auth jwt signs callers in to one server: run each server on its own port.")
+    try:
+        for server in servers.values():
+            protect(server, args, host=options.host, port=port, path=options.path)
+    except SignInRefused as refusal:
+        raise StartupRefused(str(refusal)) from None
     check_exposure(options, authenticated=authenticate_themselves(servers))
     app = build_http_app(servers, options, prefixed=prefixed)
     guard = ConnectionGuard(
@@ -427,10 +440,6 @@ async def serve(
         proxy_headers=False,
     )
     server = uvicorn.Server(config)
-    # Bound here, before anything says "serving": a port in use is a refusal the user can act on, not
-    # uvicorn's bare "[Errno 98]" after the log already claimed the server was up.
-    listener = listen(options.host, options.port)
-    port = listener.getsockname()[1]  # the real one when --port 0 asked for a free one
     where = ", ".join(
         f"http://{options.host}:{port}{'/' + name if prefixed else ''}{options.path}" for name in servers
     )
@@ -438,7 +447,11 @@ async def serve(
         "serving %s on %s%s",
         ", ".join(servers),
         where,
-        " (bearer token required)" if options.auth_token else "",
+        " (bearer token required)"
+        if options.auth_token
+        else f" (sign-in with {args.auth_issuer} required)"
+        if signs_in(args)
+        else "",
     )
     await server.serve(sockets=[listener])
 
@@ -474,7 +487,7 @@ def run_server(entry: ServerEntry, argv: Sequence[str] | None = None) -> int:
             configure_logging(args.log_level)
             if args.transport == "http":
                 # Before building (a refused start touches nothing); serve() checks the built server.
-                check_exposure(http_options(args), authenticated=entry.authenticates(args))
+                check_exposure(http_options(args), authenticated=entry.authenticates(args) or signs_in(args))
             server = entry.build(args)
         import anyio
 

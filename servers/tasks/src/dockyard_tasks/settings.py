@@ -54,6 +54,9 @@ GITHUB = Toolset(
 TOOLSETS = (READ, WRITE, MANAGE, GITHUB)
 
 # A JSON file {"token": "actor", ...}: over HTTP each bearer token acts as its own actor.
+# With --auth jwt, these scopes pick the tools a signed-in caller may use (read-only tools, or all).
+READ_SCOPE = "tasks:read"
+WRITE_SCOPE = "tasks:write"
 ACTORS_ENV = "DOCKYARD_TASKS_ACTORS"
 
 
@@ -73,6 +76,8 @@ class Settings:
     actor: str = "model"
     # bearer token → actor, over HTTP (--actors); empty: everyone acts as `actor`.
     actors: Mapping[str, str] = field(default_factory=dict)
+    # --auth jwt: callers sign in; their token's actor claim is the actor, its scopes pick the tools.
+    signed_in: bool = False
     demo: bool = False
     exposure: Exposure = field(default_factory=Exposure)
     limits: StoreLimits | None = None  # None: the store's defaults
@@ -229,6 +234,11 @@ def settings_from(args: argparse.Namespace) -> Settings:
     url = database_url(args.database_url) if args.database_url else default_database_url()
     actor = check_name(args.actor, field="--actor") if args.actor else _default_actor()
     actors = read_actors(args.actors) if getattr(args, "actors", None) else {}
+    if actors and getattr(args, "auth", "token") == "jwt":
+        raise InvalidArgument(
+            "--actors and --auth jwt both set who may call.",
+            next_step="Use one: --auth jwt signs people in with the identity provider.",
+        )
     if actors and getattr(args, "auth_token", None):
         raise InvalidArgument(
             "--actors and --auth-token both set the bearer token.",
@@ -244,6 +254,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         database_url=url,
         actor=actor,
         actors=actors,
+        signed_in=getattr(args, "auth", "token") == "jwt",
         demo=args.demo,
         exposure=exposure_from(args),
         subscriptions=subscriptions,

@@ -1,0 +1,210 @@
+"""Sign-in with the team's identity provider (``--auth jwt``): OAuth 2.1 bearer tokens for every HTTP server.
+
+A token is a JWT the identity provider signed: its signature is checked against the issuer's published keys
+(JWKS, found through the issuer's discovery document unless ``--auth-jwks-uri`` names it), and its issuer,
+audience, expiry and scopes by FastMCP's :class:`~fastmcp.server.auth.providers.jwt.JWTVerifier`. On top of
+that, :class:`SignInVerifier` refuses a token with no expiry or one issued (``iat``) or valid from (``nbf``)
+more than ``--auth-clock-skew`` seconds in the future, and gives each token an actor: the claim
+``--auth-actor-claim`` names (``sub`` by default), kept only if ``--auth-allowed-actor`` lists it (when given).
+The actor is the token's ``client_id`` to the tools, as the tasks server's ``--actors`` tokens are.
+
+The server publishes OAuth protected-resource metadata (RFC 9728) naming the issuer, at
+``/.well-known/oauth-protected-resource<path>``, and answers a request without a valid token with 401 and a
+``WWW-Authenticate: Bearer ... resource_metadata="..."`` header (FastMCP's :class:`RemoteAuthProvider`), so
+an MCP host finds where to sign in. ``/health`` stays open.
+
+Key rotation: keys are cached; a token signed by a key the server does not know makes it fetch the key set
+again (at most every ``--auth-jwks-refresh`` seconds), and the fetched set replaces the cached one, so a key
+the provider has rotated out is refused from then on (FastMCP keeps a cached set for an hour at most).
+
+:class:`~dockyard_shared.signin_tokens.ScopeGate` maps scopes to tools: a read scope serves the read-only
+tools, a write scope the rest. This module imports neither FastMCP nor the MCP SDK (the runner imports it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import urllib.request
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fastmcp import FastMCP
+
+__all__ = [
+    "SignInRefused",
+    "add_sign_in_arguments",
+    "protect",
+    "signs_in",
+]
+
+MAX_CLOCK_SKEW = 300.0
+
+
+class SignInRefused(Exception):
+    """A sign-in configuration the server will not start with; the message says how to fix it."""
+
+
+def add_sign_in_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("sign-in over HTTP (common to every Dockyard server)")
+    group.add_argument(
+        "--auth",
+        choices=["token", "jwt"],
+        default="token",
+        help="token: the static bearer token of --auth-token (if set); jwt: OAuth access tokens (JWTs) "
+        "from the identity provider --auth-issuer",
+    )
+    group.add_argument("--auth-issuer", metavar="URL", help="--auth jwt: the identity provider's issuer URL")
+    group.add_argument(
+        "--auth-jwks-uri",
+        metavar="URL",
+        help="--auth jwt: where the issuer publishes its signing keys (default: from the issuer's "
+        "/.well-known/openid-configuration or oauth-authorization-server document)",
+    )
+    group.add_argument(
+        "--auth-audience",
+        metavar="AUD",
+        help="--auth jwt: the audience a token must name (default: this server's resource URL, "
+        "--auth-public-url plus --path)",
+    )
+    group.add_argument(
+        "--auth-public-url",
+        metavar="URL",
+        help="--auth jwt: this server's base URL as hosts reach it, e.g. https://tasks.example.com "
+        "(default: http://HOST:PORT); published in the protected-resource metadata",
+    )
+    group.add_argument(
+        "--auth-required-scopes",
+        default="",
+        metavar="A,B",
+        help="--auth jwt: scopes every token must carry (comma or space separated)",
+    )
+    group.add_argument(
+        "--auth-algorithm", default="RS256", metavar="ALG", help="--auth jwt: the signing algorithm"
+    )
+    group.add_argument(
+        "--auth-clock-skew",
+        type=_skew,
+        default=60.0,
+        metavar="SECONDS",
+        help=f"--auth jwt: how far in the future a token's iat/nbf may be (at most {MAX_CLOCK_SKEW:.0f}); "
+        "an expired token is always refused",
+    )
+    group.add_argument(
+        "--auth-jwks-refresh",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="--auth jwt: fewest seconds between fetches of the key set when a token names an unknown key",
+    )
+    group.add_argument(
+        "--auth-actor-claim",
+        default="sub",
+        metavar="CLAIM",
+        help="--auth jwt: the claim that names who calls (sub, email, preferred_username...)",
+    )
+    group.add_argument(
+        "--auth-allowed-actor",
+        action="append",
+        default=[],
+        metavar="ACTOR",
+        help="--auth jwt: accept only tokens whose actor claim is this (repeatable; default: any)",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value <= 3600:
+        raise argparse.ArgumentTypeError("give a number of seconds from 0 to 3600")
+    return value
+
+
+def _skew(text: str) -> float:
+    value = _seconds(text)
+    if value > MAX_CLOCK_SKEW:
+        raise argparse.ArgumentTypeError(f"at most {MAX_CLOCK_SKEW:.0f} seconds")
+    return value
+
+
+def signs_in(args: argparse.Namespace) -> bool:
+    """Whether ``args`` ask for sign-in with an identity provider (callers then need a token)."""
+    return getattr(args, "auth", "token") == "jwt"
+
+
+def _scopes(text: str) -> list[str]:
+    return [part for part in text.replace(",", " ").split() if part]
+
+
+def discover_jwks_uri(issuer: str, *, timeout: float = 10.0) -> str:
+    """The ``jwks_uri`` of ``issuer``'s discovery document (OpenID Connect, then RFC 8414)."""
+    base = issuer.rstrip("/")
+    tried = []
+    for document in ("openid-configuration", "oauth-authorization-server"):
+        url = f"{base}/.well-known/{document}"
+        tried.append(url)
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
+                metadata = json.loads(response.read(1_000_000))
+        except (OSError, ValueError):
+            continue
+        if isinstance(metadata, dict) and isinstance(metadata.get("jwks_uri"), str):
+            if metadata.get("issuer") not in (None, issuer):
+                raise SignInRefused(
+                    f"{url} names the issuer {metadata.get('issuer')!r}, not {issuer!r}: check --auth-issuer "
+                    "(it must be exactly the provider's issuer, trailing slash included)."
+                )
+            return metadata["jwks_uri"]
+    raise SignInRefused(
+        f"cannot find the signing keys of {issuer}: no jwks_uri at {' or '.join(tried)}. Check "
+        "--auth-issuer and that the provider is reachable, or name the keys with --auth-jwks-uri."
+    )
+
+
+def verifier_from(args: argparse.Namespace, *, resource_url: str) -> Any:
+    """The token verifier ``args`` describe (``--auth jwt``)."""
+    if not args.auth_issuer:
+        raise SignInRefused(
+            "--auth jwt needs --auth-issuer URL: the identity provider that signs the tokens."
+        )
+    from .signin_tokens import SignInVerifier
+
+    try:
+        return SignInVerifier(
+            jwks_uri=args.auth_jwks_uri or discover_jwks_uri(args.auth_issuer),
+            issuer=args.auth_issuer,
+            audience=args.auth_audience or resource_url,
+            algorithm=args.auth_algorithm,
+            required_scopes=_scopes(args.auth_required_scopes) or None,
+            jwks_refresh_interval=args.auth_jwks_refresh,
+            clock_skew=args.auth_clock_skew,
+            actor_claim=args.auth_actor_claim,
+            allowed_actors=args.auth_allowed_actor,
+        )
+    except ValueError as error:  # FastMCP's refusal of an algorithm it does not support
+        raise SignInRefused(f"--auth jwt: {error}") from None
+
+
+def protect(server: FastMCP, args: argparse.Namespace, *, host: str, port: int, path: str) -> None:
+    """Make ``server`` require a signed-in caller when ``args`` ask for ``--auth jwt``; else leave it be."""
+    if not signs_in(args):
+        return
+    from fastmcp.server.auth import RemoteAuthProvider
+    from pydantic import AnyHttpUrl
+
+    if server.auth is not None:
+        raise SignInRefused(
+            "--auth jwt and the server's own tokens (e.g. dockyard-tasks --actors) both set who may call: use one."
+        )
+    if getattr(args, "auth_token", None):
+        raise SignInRefused("--auth jwt and --auth-token both set the bearer token: use one.")
+    public = (args.auth_public_url or f"http://{host}:{port}").rstrip("/")
+    verifier = verifier_from(args, resource_url=public + path)
+    server.auth = RemoteAuthProvider(
+        token_verifier=verifier,
+        authorization_servers=[AnyHttpUrl(args.auth_issuer)],
+        base_url=public,
+        resource_name=server.name,
+    )

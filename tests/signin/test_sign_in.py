@@ -1,0 +1,163 @@
+"""Sign-in with a real OpenID Connect provider (--auth jwt): a host-like client gets a token through the
+client-credentials grant, calls tools over Streamable HTTP in both eras, and is the actor in the history;
+expired, wrong-audience, wrong-issuer, unsigned and rotated-out-key tokens are refused with 401."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from tests.harness import ERAS, MODERN, http_server, open_session
+from tests.signin.oidc import (
+    AUDIENCE,
+    OTHER_AUDIENCE,
+    Client,
+    claims_of,
+    missing_provider,
+    new_key,
+    provider,
+    unsigned,
+)
+from tests.tasks.helpers import tasks_launch
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(missing_provider() is not None, reason=missing_provider() or ""),
+]
+
+WRITER = Client("writer", "writer-secret-0123456789", "tasks:read tasks:write", email="wren@example.com")
+READER = Client("reader", "reader-secret-0123456789", "tasks:read", email="rory@example.com")
+BRIEF = Client("brief", "brief-secret-01234567890", "tasks:read tasks:write", ttl=1)
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.fixture
+def sqlite_url(tmp_path) -> str:
+    return f"sqlite:///{tmp_path / 'tracker.db'}"
+
+
+def signed_in(issuer: str, *extra: str) -> tuple[str, ...]:
+    return ("--auth", "jwt", "--auth-issuer", issuer, "--auth-audience", AUDIENCE, *extra)
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def status_with(url: str, token: str) -> int:
+    return httpx.post(url, json=PING, headers={**ACCEPT, **bearer(token)}, timeout=10).status_code
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_signed_in_client_is_the_actor_and_its_scopes_pick_the_tools(
+    sqlite_url, tmp_path, log_dir, era
+):
+    with (
+        provider(tmp_path, keys=[new_key("k1")], clients=[WRITER, READER]) as idp,
+        http_server(
+            tasks_launch(sqlite_url, "--demo"), extra_args=signed_in(idp.issuer), log_dir=log_dir
+        ) as server,
+    ):
+        async with open_session(server.url(), era=era, headers=bearer(idp.token(WRITER))) as session:
+            await session.call_ok("update_task_status", {"task_id": "TASK-5", "new_status": "in_progress"})
+            history = (await session.call_ok("get_task", {"task_id": "TASK-5"})).data["history"]
+        assert history[-1]["actor"] == "writer" and history[-1]["new"] == "in_progress"
+
+        async with open_session(server.url(), era=era, headers=bearer(idp.token(READER))) as session:
+            names = await session.tool_names()
+            assert {"get_task", "list_tasks"} <= names
+            assert not {"create_task", "update_task_status", "add_comment", "delete_task"} & names
+            refused = await session.call_error("add_comment", {"task_id": "TASK-1", "body": "hi"})
+            assert "tasks:write" in refused and "reader" in refused
+            assert (await session.call_ok("get_task", {"task_id": "TASK-1"})).data["comments"] == []
+
+
+async def test_the_actor_claim_and_the_allow_list(sqlite_url, tmp_path, log_dir):
+    extra = ("--auth-actor-claim", "email", "--auth-allowed-actor", "wren@example.com")
+    with (
+        provider(tmp_path, keys=[new_key("k1")], clients=[WRITER, READER]) as idp,
+        http_server(
+            tasks_launch(sqlite_url, "--demo"), extra_args=signed_in(idp.issuer, *extra), log_dir=log_dir
+        ) as server,
+    ):
+        async with open_session(server.url(), era=MODERN, headers=bearer(idp.token(WRITER))) as session:
+            await session.call_ok("add_comment", {"task_id": "TASK-1", "body": "signed in"})
+            comments = (await session.call_ok("get_task", {"task_id": "TASK-1"})).data["comments"]
+        assert [(c["author"], c["body"]) for c in comments] == [("wren@example.com", "signed in")]
+        assert status_with(server.url(), idp.token(READER)) == 401  # rory@example.com is not listed
+
+
+async def test_the_server_says_where_to_sign_in(sqlite_url, tmp_path, log_dir):
+    with (
+        provider(tmp_path, keys=[new_key("k1")], clients=[WRITER]) as idp,
+        http_server(tasks_launch(sqlite_url), extra_args=signed_in(idp.issuer), log_dir=log_dir) as server,
+    ):
+        metadata_url = server.base_url + "/.well-known/oauth-protected-resource/mcp"
+        metadata = httpx.get(metadata_url, timeout=10).json()
+        assert metadata["resource"] == server.url() and metadata["authorization_servers"] == [
+            idp.issuer + "/"
+        ]
+        answer = httpx.post(server.url(), json=PING, headers=ACCEPT, timeout=10)
+        assert answer.status_code == 401
+        challenge = answer.headers["www-authenticate"]
+        assert challenge.startswith("Bearer ") and f'resource_metadata="{metadata_url}"' in challenge
+        invalid = httpx.post(server.url(), json=PING, headers={**ACCEPT, **bearer("not-a-jwt")}, timeout=10)
+        assert invalid.status_code == 401 and 'error="invalid_token"' in invalid.headers["www-authenticate"]
+        assert httpx.get(server.url("/health"), timeout=10).status_code == 200
+
+
+async def test_bad_tokens_are_refused(sqlite_url, tmp_path, log_dir):
+    key = new_key("k1")
+    with (
+        provider(tmp_path, keys=[key], clients=[WRITER, BRIEF]) as idp,
+        provider(tmp_path, keys=[key], clients=[WRITER]) as impostor,  # same key, another issuer
+        http_server(tasks_launch(sqlite_url), extra_args=signed_in(idp.issuer), log_dir=log_dir) as server,
+    ):
+        good = idp.token(WRITER)
+        assert status_with(server.url(), good) == 200  # so each refusal below is the token's fault
+        brief = idp.token(BRIEF)
+        cases = {
+            "wrong audience": idp.token(WRITER, resource=OTHER_AUDIENCE),
+            "wrong issuer": impostor.token(WRITER),
+            "unsigned": unsigned(claims_of(good), kid="k1"),
+            "scope stripped": unsigned({**claims_of(good), "scope": "tasks:write"}, kid="k1"),
+        }
+        assert claims_of(cases["wrong audience"])["aud"] == OTHER_AUDIENCE
+        assert claims_of(cases["wrong issuer"])["iss"] != claims_of(good)["iss"]
+        expires = claims_of(brief)["exp"]
+        while time.time() <= expires:  # the token's own expiry, not a guess
+            time.sleep(0.05)
+        cases["expired"] = brief
+        assert {why: status_with(server.url(), token) for why, token in cases.items()} == dict.fromkeys(
+            cases, 401
+        )
+
+
+async def test_a_token_signed_by_a_rotated_out_key_is_refused(sqlite_url, tmp_path, log_dir):
+    old_key, new = new_key("old"), new_key("new")
+    with provider(tmp_path, keys=[old_key], clients=[WRITER]) as idp:
+        issuer, port = idp.issuer, idp.port
+        old_token = idp.token(WRITER)
+        with http_server(
+            tasks_launch(sqlite_url),
+            extra_args=signed_in(issuer, "--auth-jwks-refresh", "0"),
+            log_dir=log_dir,
+        ) as server:
+            assert status_with(server.url(), old_token) == 200  # the server now holds the old key
+            idp.process.terminate()
+            idp.process.wait(timeout=10)
+            # The provider rotates: same issuer (same port), only the new key published.
+            with provider(tmp_path, keys=[new], clients=[WRITER], port=port) as rotated:
+                assert rotated.issuer == issuer
+                new_token = rotated.token(WRITER)
+                assert status_with(server.url(), new_token) == 200  # an unknown key: the set is fetched again
+                assert status_with(server.url(), old_token) == 401
+                assert status_with(server.url(), new_token) == 200
+
+
+def test_sign_in_without_an_issuer_stops_start_up_clearly(sqlite_url):
+    result = tasks_launch(sqlite_url).run("--transport", "http", "--port", "0", "--auth", "jwt")
+    assert result.returncode == 2 and "--auth-issuer" in result.stderr and "Traceback" not in result.stderr
