@@ -12,7 +12,12 @@ import re
 from difflib import get_close_matches
 from typing import NoReturn
 
-__all__ = ["DockyardArgumentParser"]
+__all__ = ["DockyardArgumentParser", "StartupRefused"]
+
+
+class StartupRefused(Exception):
+    """A configuration the runner will not start with; the message says how to fix it."""
+
 
 _OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
 _UNRECOGNIZED = "unrecognized arguments: "

@@ -59,8 +59,8 @@ def _quiet_fastmcp() -> None:
 
 _quiet_fastmcp()
 
-from .flags import DockyardArgumentParser  # noqa: E402
-from .signin import SignInRefused, add_sign_in_arguments, protect, signs_in  # noqa: E402
+from .flags import DockyardArgumentParser, StartupRefused  # noqa: E402
+from .signin import add_sign_in_arguments, protect, sign_in_note, signs_in  # noqa: E402
 from .toolsets import Toolset, add_exposure_arguments  # noqa: E402
 
 if TYPE_CHECKING:
@@ -280,10 +280,6 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
     )
 
 
-class StartupRefused(Exception):
-    """A configuration the runner will not start with; the message says how to fix it."""
-
-
 def check_exposure(options: HttpOptions, *, authenticated: bool = False) -> None:
     """Refuse a non-loopback bind unless callers must present a token: the runner's own
     (--auth-token) or, ``authenticated``, the server's (see :func:`authenticate_themselves`)."""
@@ -405,13 +401,8 @@ async def serve(
     # uvicorn's bare "[Errno 98]" after the log already claimed the server was up.
     listener = listen(options.host, options.port)
     port = listener.getsockname()[1]  # the real one when --port 0 asked for a free one
-    if signs_in(args) and prefixed:
-        raise StartupRefused("--auth jwt signs callers in to one server: run each server on its own port.")
-    try:
-        for server in servers.values():
-            protect(server, args, host=options.host, port=port, path=options.path)
-    except SignInRefused as refusal:
-        raise StartupRefused(str(refusal)) from None
+    # --auth jwt: each server verifies tokens itself (its FastMCP auth), set before its app is built.
+    protect(servers, args, host=options.host, port=port, path=options.path, prefixed=prefixed)
     check_exposure(options, authenticated=authenticate_themselves(servers))
     app = build_http_app(servers, options, prefixed=prefixed)
     guard = ConnectionGuard(
@@ -447,11 +438,7 @@ async def serve(
         "serving %s on %s%s",
         ", ".join(servers),
         where,
-        " (bearer token required)"
-        if options.auth_token
-        else f" (sign-in with {args.auth_issuer} required)"
-        if signs_in(args)
-        else "",
+        " (bearer token required)" if options.auth_token else sign_in_note(args),
     )
     await server.serve(sockets=[listener])
 

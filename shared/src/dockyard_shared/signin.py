@@ -26,23 +26,22 @@ from __future__ import annotations
 import argparse
 import json
 import urllib.request
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from .flags import StartupRefused
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
 
 __all__ = [
-    "SignInRefused",
     "add_sign_in_arguments",
     "protect",
+    "sign_in_note",
     "signs_in",
 ]
 
 MAX_CLOCK_SKEW = 300.0
-
-
-class SignInRefused(Exception):
-    """A sign-in configuration the server will not start with; the message says how to fix it."""
 
 
 def add_sign_in_arguments(parser: argparse.ArgumentParser) -> None:
@@ -152,12 +151,12 @@ def discover_jwks_uri(issuer: str, *, timeout: float = 10.0) -> str:
             continue
         if isinstance(metadata, dict) and isinstance(metadata.get("jwks_uri"), str):
             if metadata.get("issuer") not in (None, issuer):
-                raise SignInRefused(
+                raise StartupRefused(
                     f"{url} names the issuer {metadata.get('issuer')!r}, not {issuer!r}: check --auth-issuer "
                     "(it must be exactly the provider's issuer, trailing slash included)."
                 )
             return metadata["jwks_uri"]
-    raise SignInRefused(
+    raise StartupRefused(
         f"cannot find the signing keys of {issuer}: no jwks_uri at {' or '.join(tried)}. Check "
         "--auth-issuer and that the provider is reachable, or name the keys with --auth-jwks-uri."
     )
@@ -166,7 +165,7 @@ def discover_jwks_uri(issuer: str, *, timeout: float = 10.0) -> str:
 def verifier_from(args: argparse.Namespace, *, resource_url: str) -> Any:
     """The token verifier ``args`` describe (``--auth jwt``)."""
     if not args.auth_issuer:
-        raise SignInRefused(
+        raise StartupRefused(
             "--auth jwt needs --auth-issuer URL: the identity provider that signs the tokens."
         )
     from .signin_tokens import SignInVerifier
@@ -184,22 +183,43 @@ def verifier_from(args: argparse.Namespace, *, resource_url: str) -> Any:
             allowed_actors=args.auth_allowed_actor,
         )
     except ValueError as error:  # FastMCP's refusal of an algorithm it does not support
-        raise SignInRefused(f"--auth jwt: {error}") from None
+        raise StartupRefused(f"--auth jwt: {error}") from None
 
 
-def protect(server: FastMCP, args: argparse.Namespace, *, host: str, port: int, path: str) -> None:
-    """Make ``server`` require a signed-in caller when ``args`` ask for ``--auth jwt``; else leave it be."""
+def sign_in_note(args: argparse.Namespace) -> str:
+    """What the "serving" log line adds about sign-in."""
+    return f" (sign-in with {args.auth_issuer} required)" if signs_in(args) else ""
+
+
+def protect(
+    servers: Mapping[str, FastMCP],
+    args: argparse.Namespace,
+    *,
+    host: str,
+    port: int,
+    path: str,
+    prefixed: bool,
+) -> None:
+    """Make each of ``servers`` require a signed-in caller when ``args`` ask for ``--auth jwt``; else
+    leave them be. ``port`` is the one bound (``--port 0`` picks one)."""
     if not signs_in(args):
         return
+    if prefixed:
+        raise StartupRefused("--auth jwt signs callers in to one server: run each server on its own port.")
+    for server in servers.values():
+        _protect(server, args, host=host, port=port, path=path)
+
+
+def _protect(server: FastMCP, args: argparse.Namespace, *, host: str, port: int, path: str) -> None:
     from fastmcp.server.auth import RemoteAuthProvider
     from pydantic import AnyHttpUrl
 
     if server.auth is not None:
-        raise SignInRefused(
+        raise StartupRefused(
             "--auth jwt and the server's own tokens (e.g. dockyard-tasks --actors) both set who may call: use one."
         )
     if getattr(args, "auth_token", None):
-        raise SignInRefused("--auth jwt and --auth-token both set the bearer token: use one.")
+        raise StartupRefused("--auth jwt and --auth-token both set the bearer token: use one.")
     public = (args.auth_public_url or f"http://{host}:{port}").rstrip("/")
     verifier = verifier_from(args, resource_url=public + path)
     server.auth = RemoteAuthProvider(
