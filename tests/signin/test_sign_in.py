@@ -18,6 +18,7 @@ from tests.signin.oidc import (
     missing_provider,
     new_key,
     provider,
+    signed,
     unsigned,
 )
 from tests.tasks.helpers import tasks_launch
@@ -125,8 +126,15 @@ async def test_bad_tokens_are_refused(sqlite_url, tmp_path, log_dir):
             "wrong audience": idp.token(WRITER, resource=OTHER_AUDIENCE),
             "wrong issuer": impostor.token(WRITER),
             "unsigned": unsigned(claims_of(good), kid="k1"),
-            "scope stripped": unsigned({**claims_of(good), "scope": "tasks:write"}, kid="k1"),
+            "unsigned, scope changed": unsigned({**claims_of(good), "scope": "tasks:write"}, kid="k1"),
+            # Signed with the provider's own key, with claims its flows never issue (FastMCP alone accepts
+            # both: it checks exp only when present, and neither iat nor nbf).
+            "no expiry": signed({k: v for k, v in claims_of(good).items() if k != "exp"}, key),
+            "issued in the future": signed({**claims_of(good), "iat": time.time() + 600}, key),
+            "not valid yet": signed({**claims_of(good), "nbf": time.time() + 600}, key),
+            "no actor": signed({k: v for k, v in claims_of(good).items() if k != "sub"}, key),
         }
+        assert status_with(server.url(), signed(claims_of(good), key)) == ACCEPTED  # the key signs well
         assert claims_of(cases["wrong audience"])["aud"] == OTHER_AUDIENCE
         assert claims_of(cases["wrong issuer"])["iss"] != claims_of(good)["iss"]
         expires = claims_of(brief)["exp"]
