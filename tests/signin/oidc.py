@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -65,6 +66,35 @@ class Provider:
         return answer.json()["access_token"]
 
 
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def host_sign_in(mcp_url: str, client: Client) -> str:
+    """What an MCP host does (the MCP authorization spec): read the 401's ``resource_metadata``, find the
+    authorization server it names and its token endpoint, and ask for a token for that resource with the
+    scopes the server advertises (client credentials standing in for the person's sign-in)."""
+    challenge = httpx.post(mcp_url, json=PING, headers=ACCEPT, timeout=10)
+    assert challenge.status_code == 401
+    found = re.search(r'resource_metadata="([^"]+)"', challenge.headers["www-authenticate"])
+    assert found, challenge.headers["www-authenticate"]
+    metadata = httpx.get(found.group(1), timeout=10).json()
+    issuer = metadata["authorization_servers"][0].rstrip("/")
+    discovery = httpx.get(f"{issuer}/.well-known/openid-configuration", timeout=10).json()
+    answer = httpx.post(
+        discovery["token_endpoint"],
+        data={
+            "grant_type": "client_credentials",
+            "scope": " ".join(metadata["scopes_supported"]),
+            "resource": metadata["resource"],
+        },
+        auth=(client.client_id, client.client_secret),
+        timeout=10,
+    )
+    assert answer.status_code == 200, answer.text
+    return answer.json()["access_token"]
+
+
 @contextmanager
 def provider(tmp: Path, *, keys: list[dict[str, Any]], clients: list[Client], port: int = 0):
     config = {
@@ -73,6 +103,7 @@ def provider(tmp: Path, *, keys: list[dict[str, Any]], clients: list[Client], po
         "clients": [client.__dict__ for client in clients],
         "resources": {AUDIENCE: "tasks:read tasks:write", OTHER_AUDIENCE: "tasks:read tasks:write"},
         "default_resource": AUDIENCE,
+        "loopback_resources": "tasks:read tasks:write",  # a server on loopback named by its own URL
     }
     path = tmp / f"provider-{time.monotonic_ns()}.json"
     path.write_text(json.dumps(config))

@@ -11,10 +11,13 @@ import pytest
 
 from tests.harness import ERAS, MODERN, http_server, open_session
 from tests.signin.oidc import (
+    ACCEPT,
     AUDIENCE,
     OTHER_AUDIENCE,
+    PING,
     Client,
     claims_of,
+    host_sign_in,
     missing_provider,
     new_key,
     provider,
@@ -31,8 +34,6 @@ pytestmark = [
 WRITER = Client("writer", "writer-secret-0123456789", "tasks:read tasks:write", email="wren@example.com")
 READER = Client("reader", "reader-secret-0123456789", "tasks:read", email="rory@example.com")
 BRIEF = Client("brief", "brief-secret-01234567890", "tasks:read tasks:write", ttl=1)
-PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 # A bare ping outside a session: past the sign-in it is the MCP transport's 400 (no session), not 401.
 ACCEPTED = 400
 
@@ -42,8 +43,9 @@ def sqlite_url(tmp_path) -> str:
     return f"sqlite:///{tmp_path / 'tracker.db'}"
 
 
-def signed_in(issuer: str, *extra: str) -> tuple[str, ...]:
-    return ("--auth", "jwt", "--auth-issuer", issuer, "--auth-audience", AUDIENCE, *extra)
+def signed_in(issuer: str, *extra: str, audience: str | None = AUDIENCE) -> tuple[str, ...]:
+    named = ("--auth-audience", audience) if audience else ()  # none: the server's own URL
+    return ("--auth", "jwt", "--auth-issuer", issuer, *named, *extra)
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -61,15 +63,22 @@ async def test_a_signed_in_client_is_the_actor_and_its_scopes_pick_the_tools(
     with (
         provider(tmp_path, keys=[new_key("k1")], clients=[WRITER, READER]) as idp,
         http_server(
-            tasks_launch(sqlite_url, "--demo"), extra_args=signed_in(idp.issuer), log_dir=log_dir
+            tasks_launch(sqlite_url, "--demo"),
+            extra_args=signed_in(idp.issuer, audience=None),
+            log_dir=log_dir,
         ) as server,
     ):
-        async with open_session(server.url(), era=era, headers=bearer(idp.token(WRITER))) as session:
+        token = host_sign_in(server.url(), WRITER)
+        assert (
+            claims_of(token)["aud"] == server.url() and claims_of(token)["scope"] == "tasks:read tasks:write"
+        )
+        async with open_session(server.url(), era=era, headers=bearer(token)) as session:
             await session.call_ok("update_task_status", {"task_id": "TASK-5", "new_status": "in_progress"})
             history = (await session.call_ok("get_task", {"task_id": "TASK-5"})).data["history"]
         assert history[-1]["actor"] == "writer" and history[-1]["new"] == "in_progress"
 
-        async with open_session(server.url(), era=era, headers=bearer(idp.token(READER))) as session:
+        reader = idp.token(READER, resource=server.url())
+        async with open_session(server.url(), era=era, headers=bearer(reader)) as session:
             names = await session.tool_names()
             assert {"get_task", "list_tasks"} <= names
             assert not {"create_task", "update_task_status", "add_comment", "delete_task"} & names

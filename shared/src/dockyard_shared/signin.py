@@ -26,7 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import urllib.request
-from collections.abc import Mapping
+import weakref
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .flags import StartupRefused
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "add_sign_in_arguments",
+    "advertise_scopes",
     "protect",
     "sign_in_note",
     "signs_in",
@@ -186,6 +188,15 @@ def verifier_from(args: argparse.Namespace, *, resource_url: str) -> Any:
         raise StartupRefused(f"--auth jwt: {error}") from None
 
 
+_ADVERTISED: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
+
+
+def advertise_scopes(server: FastMCP, scopes: Sequence[str]) -> None:
+    """The scopes ``server`` understands (e.g. tasks:read, tasks:write): with ``--auth jwt`` they are
+    published as ``scopes_supported`` and asked for in the 401 challenge, so a host requests them."""
+    _ADVERTISED[server] = tuple(scopes)
+
+
 def sign_in_note(args: argparse.Namespace) -> str:
     """What the "serving" log line adds about sign-in."""
     return f" (sign-in with {args.auth_issuer} required)" if signs_in(args) else ""
@@ -222,9 +233,12 @@ def _protect(server: FastMCP, args: argparse.Namespace, *, host: str, port: int,
         raise StartupRefused("--auth jwt and --auth-token both set the bearer token: use one.")
     public = (args.auth_public_url or f"http://{host}:{port}").rstrip("/")
     verifier = verifier_from(args, resource_url=public + path)
+    scopes = sorted({*_scopes(args.auth_required_scopes), *_ADVERTISED.get(server, ())})
     server.auth = RemoteAuthProvider(
         token_verifier=verifier,
         authorization_servers=[AnyHttpUrl(args.auth_issuer)],
         base_url=public,
         resource_name=server.name,
+        scopes_supported=scopes or None,
+        challenge_scopes=scopes or None,
     )

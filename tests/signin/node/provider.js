@@ -2,7 +2,8 @@
 //
 // node provider.js CONFIG.json  — prints one JSON line {"issuer": ..., "port": ...} once it listens.
 // CONFIG: {"port": 0, "keys": [private JWK...], "clients": [{client_id, client_secret, scope, ttl, email}],
-//          "resources": {"<audience>": "<scopes it accepts>"}, "default_resource": "<audience>"}
+//          "resources": {"<audience>": "<scopes it accepts>"}, "default_resource": "<audience>",
+//          "loopback_resources": "<scopes>"}: any http://127.0.0.1:PORT/... resource is its own audience too
 // Clients use the client-credentials grant; resource indicators (RFC 8707) make each access token a JWT
 // whose audience is the resource asked for, signed with the first key.
 import fs from 'node:fs';
@@ -35,7 +36,8 @@ server.listen(config.port || 0, '127.0.0.1', () => {
         defaultResource: (ctx, client, oneOf) => oneOf || config.default_resource,
         useGrantedResource: () => true,
         getResourceServerInfo: (ctx, resource, client) => {
-          const scope = config.resources[resource];
+          const loopback = resource.startsWith('http://127.0.0.1:') ? config.loopback_resources : undefined;
+          const scope = config.resources[resource] ?? loopback;
           if (scope === undefined) throw new errors.InvalidTarget();
           return {
             scope,

@@ -80,9 +80,11 @@ def create_server(settings: Settings, *, store: TaskStore | None = None) -> Fast
     if settings.actors:
         server.auth = ActorTokens(settings.actors)
     if settings.signed_in:
+        from dockyard_shared.signin import advertise_scopes
         from dockyard_shared.signin_tokens import ScopeGate  # JWT libraries only when signing in
 
         server.add_middleware(ScopeGate(server, read_scope=READ_SCOPE, write_scope=WRITE_SCOPE))
+        advertise_scopes(server, (READ_SCOPE, WRITE_SCOPE))
     return server
 
 
