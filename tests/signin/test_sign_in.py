@@ -4,6 +4,8 @@ expired, wrong-audience, wrong-issuer, unsigned and rotated-out-key tokens are r
 
 from __future__ import annotations
 
+import json
+import socket
 import time
 
 import httpx
@@ -182,3 +184,23 @@ async def test_a_token_signed_by_a_rotated_out_key_is_refused(sqlite_url, tmp_pa
 def test_sign_in_without_an_issuer_stops_start_up_clearly(sqlite_url):
     result = tasks_launch(sqlite_url).run("--transport", "http", "--port", "0", "--auth", "jwt")
     assert result.returncode == 2 and "--auth-issuer" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_unreachable_issuer_or_a_second_way_in_stops_start_up_clearly(sqlite_url, tmp_path):
+    http = ("--transport", "http", "--port", "0", "--auth", "jwt")
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        nowhere = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    result = tasks_launch(sqlite_url).run(*http, "--auth-issuer", nowhere)
+    assert result.returncode == 2 and "cannot find the signing keys" in result.stderr
+    assert "--auth-jwks-uri" in result.stderr and "Traceback" not in result.stderr
+
+    actors = tmp_path / "actors.json"
+    actors.write_text(json.dumps({"alice-token-0123456789": "alice"}))
+    both = tasks_launch(sqlite_url).run(*http, "--auth-issuer", nowhere, "--actors", str(actors))
+    assert (
+        both.returncode == 2 and "--actors and --auth jwt" in both.stderr and "Traceback" not in both.stderr
+    )
+
+    skew = tasks_launch(sqlite_url).run(*http, "--auth-issuer", nowhere, "--auth-clock-skew", "3600")
+    assert skew.returncode == 2 and "at most 300" in skew.stderr
