@@ -22,6 +22,7 @@ NODE_DIR = Path(__file__).parent / "node"
 
 AUDIENCE = "urn:dockyard:tasks"
 OTHER_AUDIENCE = "urn:dockyard:elsewhere"
+OPAQUE_AUDIENCE = "urn:dockyard:opaque"  # its tokens are opaque: the server introspects them
 
 
 def missing_provider() -> str | None:
@@ -101,7 +102,12 @@ def provider(tmp: Path, *, keys: list[dict[str, Any]], clients: list[Client], po
         "port": port,
         "keys": keys,
         "clients": [client.__dict__ for client in clients],
-        "resources": {AUDIENCE: "tasks:read tasks:write", OTHER_AUDIENCE: "tasks:read tasks:write"},
+        "resources": {
+            AUDIENCE: "tasks:read tasks:write",
+            OTHER_AUDIENCE: "tasks:read tasks:write",
+            OPAQUE_AUDIENCE: "tasks:read tasks:write",
+        },
+        "opaque_resources": [OPAQUE_AUDIENCE],
         "default_resource": AUDIENCE,
         "loopback_resources": "tasks:read tasks:write",  # a server on loopback named by its own URL
     }

@@ -15,6 +15,7 @@ from tests.harness import ERAS, MODERN, http_server, open_session
 from tests.signin.oidc import (
     ACCEPT,
     AUDIENCE,
+    OPAQUE_AUDIENCE,
     OTHER_AUDIENCE,
     PING,
     Client,
@@ -179,6 +180,29 @@ async def test_a_token_signed_by_a_rotated_out_key_is_refused(sqlite_url, tmp_pa
                 )  # an unknown key: the set is fetched again
                 assert status_with(server.url(), old_token) == 401
                 assert status_with(server.url(), new_token) == ACCEPTED
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_opaque_tokens_are_introspected_at_the_provider(sqlite_url, tmp_path, log_dir, era):
+    resource_server = Client("tasks-server", "tasks-server-secret-0123", "tasks:read")
+    with provider(tmp_path, keys=[new_key("k1")], clients=[WRITER, READER, resource_server]) as idp:
+        extra = ("--auth", "introspection", "--auth-issuer", idp.issuer, "--auth-audience", OPAQUE_AUDIENCE)
+        extra += ("--auth-client-id", resource_server.client_id, "--auth-actor-claim", "client_id")
+        launch = tasks_launch(sqlite_url, "--demo")
+        launch.env["DOCKYARD_AUTH_CLIENT_SECRET"] = resource_server.client_secret
+        with http_server(launch, extra_args=extra, log_dir=log_dir) as server:
+            token = idp.token(WRITER, resource=OPAQUE_AUDIENCE)
+            assert token.count(".") != 2  # not a JWT: only the provider can say what it means
+            async with open_session(server.url(), era=era, headers=bearer(token)) as session:
+                await session.call_ok("add_comment", {"task_id": "TASK-2", "body": "introspected"})
+                comments = (await session.call_ok("get_task", {"task_id": "TASK-2"})).data["comments"]
+            assert [(c["author"], c["body"]) for c in comments] == [("writer", "introspected")]
+            reader = idp.token(READER, resource=OPAQUE_AUDIENCE)
+            async with open_session(server.url(), era=era, headers=bearer(reader)) as session:
+                refused = await session.call_error("add_comment", {"task_id": "TASK-2", "body": "no"})
+            assert "tasks:write" in refused
+            assert status_with(server.url(), idp.token(WRITER)) == 401  # a JWT for another audience
+            assert status_with(server.url(), token + "x") == 401  # a token the provider never issued
 
 
 def test_sign_in_without_an_issuer_stops_start_up_clearly(sqlite_url):

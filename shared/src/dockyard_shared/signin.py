@@ -1,4 +1,4 @@
-"""Sign-in with the team's identity provider (``--auth jwt``): OAuth 2.1 bearer tokens for every HTTP server.
+"""Sign-in with the team's identity provider (``--auth jwt``, ``--auth introspection``): OAuth 2.1 for HTTP.
 
 A token is a JWT the identity provider signed: its signature is checked against the issuer's published keys
 (JWKS, found through the issuer's discovery document unless ``--auth-jwks-uri`` names it), and its issuer,
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import urllib.request
 import weakref
 from collections.abc import Mapping, Sequence
@@ -44,18 +45,22 @@ __all__ = [
 ]
 
 MAX_CLOCK_SKEW = 300.0
+CLIENT_SECRET_ENV = "DOCKYARD_AUTH_CLIENT_SECRET"
 
 
 def add_sign_in_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("sign-in over HTTP (common to every Dockyard server)")
     group.add_argument(
         "--auth",
-        choices=["token", "jwt"],
+        choices=["token", "jwt", "introspection"],
         default="token",
         help="token: the static bearer token of --auth-token (if set); jwt: OAuth access tokens (JWTs) "
-        "from the identity provider --auth-issuer",
+        "from the identity provider --auth-issuer; introspection: any access token, asked about at the "
+        "provider's introspection endpoint (RFC 7662)",
     )
-    group.add_argument("--auth-issuer", metavar="URL", help="--auth jwt: the identity provider's issuer URL")
+    group.add_argument(
+        "--auth-issuer", metavar="URL", help="--auth jwt|introspection: the identity provider's issuer URL"
+    )
     group.add_argument(
         "--auth-jwks-uri",
         metavar="URL",
@@ -65,20 +70,20 @@ def add_sign_in_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--auth-audience",
         metavar="AUD",
-        help="--auth jwt: the audience a token must name (default: this server's resource URL, "
+        help="--auth jwt|introspection: the audience a token must name (default: this server's resource URL, "
         "--auth-public-url plus --path)",
     )
     group.add_argument(
         "--auth-public-url",
         metavar="URL",
-        help="--auth jwt: this server's base URL as hosts reach it, e.g. https://tasks.example.com "
+        help="--auth jwt|introspection: this server's base URL as hosts reach it, e.g. https://tasks.example.com "
         "(default: http://HOST:PORT); published in the protected-resource metadata",
     )
     group.add_argument(
         "--auth-required-scopes",
         default="",
         metavar="A,B",
-        help="--auth jwt: scopes every token must carry (comma or space separated)",
+        help="--auth jwt|introspection: scopes every token must carry (comma or space separated)",
     )
     group.add_argument(
         "--auth-algorithm", default="RS256", metavar="ALG", help="--auth jwt: the signing algorithm"
@@ -88,7 +93,7 @@ def add_sign_in_arguments(parser: argparse.ArgumentParser) -> None:
         type=_skew,
         default=60.0,
         metavar="SECONDS",
-        help=f"--auth jwt: how far in the future a token's iat/nbf may be (at most {MAX_CLOCK_SKEW:.0f}); "
+        help=f"--auth jwt|introspection: how far in the future a token's iat/nbf may be (at most {MAX_CLOCK_SKEW:.0f}); "
         "an expired token is always refused",
     )
     group.add_argument(
@@ -99,17 +104,33 @@ def add_sign_in_arguments(parser: argparse.ArgumentParser) -> None:
         help="--auth jwt: fewest seconds between fetches of the key set when a token names an unknown key",
     )
     group.add_argument(
+        "--auth-introspection-url",
+        metavar="URL",
+        help="--auth introspection: the endpoint (default: from the issuer's discovery document)",
+    )
+    group.add_argument(
+        "--auth-client-id",
+        metavar="ID",
+        help="--auth introspection: this server's client id at the provider",
+    )
+    group.add_argument(
+        "--auth-client-secret-env",
+        default=CLIENT_SECRET_ENV,
+        metavar="NAME",
+        help="--auth introspection: the environment variable holding this server's client secret",
+    )
+    group.add_argument(
         "--auth-actor-claim",
         default="sub",
         metavar="CLAIM",
-        help="--auth jwt: the claim that names who calls (sub, email, preferred_username...)",
+        help="--auth jwt|introspection: the claim that names who calls (sub, email, preferred_username...)",
     )
     group.add_argument(
         "--auth-allowed-actor",
         action="append",
         default=[],
         metavar="ACTOR",
-        help="--auth jwt: accept only tokens whose actor claim is this (repeatable; default: any)",
+        help="--auth jwt|introspection: accept only tokens whose actor claim is this (repeatable; default: any)",
     )
 
 
@@ -132,15 +153,15 @@ def _skew(text: str) -> float:
 
 def signs_in(args: argparse.Namespace) -> bool:
     """Whether ``args`` ask for sign-in with an identity provider (callers then need a token)."""
-    return getattr(args, "auth", "token") == "jwt"
+    return getattr(args, "auth", "token") in ("jwt", "introspection")
 
 
 def _scopes(text: str) -> list[str]:
     return [part for part in text.replace(",", " ").split() if part]
 
 
-def discover_jwks_uri(issuer: str, *, timeout: float = 10.0) -> str:
-    """The ``jwks_uri`` of ``issuer``'s discovery document (OpenID Connect, then RFC 8414)."""
+def discover(issuer: str, field: str, flag: str, *, timeout: float = 10.0) -> str:
+    """``field`` of ``issuer``'s discovery document (OpenID Connect, then RFC 8414)."""
     base = issuer.rstrip("/")
     tried = []
     for document in ("openid-configuration", "oauth-authorization-server"):
@@ -151,30 +172,32 @@ def discover_jwks_uri(issuer: str, *, timeout: float = 10.0) -> str:
                 metadata = json.loads(response.read(1_000_000))
         except (OSError, ValueError):
             continue
-        if isinstance(metadata, dict) and isinstance(metadata.get("jwks_uri"), str):
+        if isinstance(metadata, dict) and isinstance(metadata.get(field), str):
             if metadata.get("issuer") not in (None, issuer):
                 raise StartupRefused(
                     f"{url} names the issuer {metadata.get('issuer')!r}, not {issuer!r}: check --auth-issuer "
                     "(it must be exactly the provider's issuer, trailing slash included)."
                 )
-            return metadata["jwks_uri"]
+            return metadata[field]
     raise StartupRefused(
-        f"cannot find the signing keys of {issuer}: no jwks_uri at {' or '.join(tried)}. Check "
-        "--auth-issuer and that the provider is reachable, or name the keys with --auth-jwks-uri."
+        f"cannot find the {field} of {issuer} at {' or '.join(tried)}. Check "
+        f"--auth-issuer and that the provider is reachable, or give it with {flag}."
     )
 
 
 def verifier_from(args: argparse.Namespace, *, resource_url: str) -> Any:
-    """The token verifier ``args`` describe (``--auth jwt``)."""
+    """The token verifier ``args`` describe (``--auth jwt`` or ``--auth introspection``)."""
     if not args.auth_issuer:
         raise StartupRefused(
-            "--auth jwt needs --auth-issuer URL: the identity provider that signs the tokens."
+            f"--auth {args.auth} needs --auth-issuer URL: the identity provider that issues the tokens."
         )
+    if args.auth == "introspection":
+        return _introspection(args, resource_url=resource_url)
     from .signin_tokens import SignInVerifier
 
     try:
         return SignInVerifier(
-            jwks_uri=args.auth_jwks_uri or discover_jwks_uri(args.auth_issuer),
+            jwks_uri=args.auth_jwks_uri or discover(args.auth_issuer, "jwks_uri", "--auth-jwks-uri"),
             issuer=args.auth_issuer,
             audience=args.auth_audience or resource_url,
             algorithm=args.auth_algorithm,
@@ -186,6 +209,28 @@ def verifier_from(args: argparse.Namespace, *, resource_url: str) -> Any:
         )
     except ValueError as error:  # FastMCP's refusal of an algorithm it does not support
         raise StartupRefused(f"--auth jwt: {error}") from None
+
+
+def _introspection(args: argparse.Namespace, *, resource_url: str) -> Any:
+    secret = os.environ.get(args.auth_client_secret_env)
+    if not args.auth_client_id or not secret:
+        raise StartupRefused(
+            f"--auth introspection needs this server's own client at the provider: --auth-client-id ID and "
+            f"its secret in ${args.auth_client_secret_env} (--auth-client-secret-env names another variable)."
+        )
+    from .signin_tokens import IntrospectedVerifier
+
+    return IntrospectedVerifier(
+        introspection_url=args.auth_introspection_url
+        or discover(args.auth_issuer, "introspection_endpoint", "--auth-introspection-url"),
+        client_id=args.auth_client_id,
+        client_secret=secret,
+        audience=args.auth_audience or resource_url,
+        required_scopes=_scopes(args.auth_required_scopes) or None,
+        clock_skew=args.auth_clock_skew,
+        actor_claim=args.auth_actor_claim,
+        allowed_actors=args.auth_allowed_actor,
+    )
 
 
 _ADVERTISED: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
@@ -216,7 +261,7 @@ def protect(
     if not signs_in(args):
         return
     if prefixed:
-        raise StartupRefused("--auth jwt signs callers in to one server: run each server on its own port.")
+        raise StartupRefused(f"--auth {args.auth} signs callers in to one server: run each on its own port.")
     for server in servers.values():
         _protect(server, args, host=host, port=port, path=path)
 
@@ -227,10 +272,11 @@ def _protect(server: FastMCP, args: argparse.Namespace, *, host: str, port: int,
 
     if server.auth is not None:
         raise StartupRefused(
-            "--auth jwt and the server's own tokens (e.g. dockyard-tasks --actors) both set who may call: use one."
+            f"--auth {args.auth} and the server's own tokens (e.g. dockyard-tasks --actors) both set who may "
+            "call: use one."
         )
     if getattr(args, "auth_token", None):
-        raise StartupRefused("--auth jwt and --auth-token both set the bearer token: use one.")
+        raise StartupRefused(f"--auth {args.auth} and --auth-token both set the bearer token: use one.")
     public = (args.auth_public_url or f"http://{host}:{port}").rstrip("/")
     verifier = verifier_from(args, resource_url=public + path)
     scopes = sorted({*_scopes(args.auth_required_scopes), *_ADVERTISED.get(server, ())})

@@ -13,6 +13,7 @@ from typing import Any
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.auth import AccessToken
+from fastmcp.server.auth.providers.introspection import IntrospectionTokenVerifier
 from fastmcp.server.auth.providers.jwt import JWTVerifier
 from fastmcp.server.dependencies import get_access_token
 from fastmcp.server.middleware import Middleware, MiddlewareContext
@@ -20,33 +21,29 @@ from fastmcp.server.middleware import Middleware, MiddlewareContext
 from .problems import PermissionDenied
 from .toolsets import _is_read_only
 
-__all__ = ["ScopeGate", "SignInVerifier"]
+__all__ = ["IntrospectedVerifier", "ScopeGate", "SignInVerifier"]
 
 MAX_ACTOR = 100  # characters of an actor taken from a claim (the tasks server's longest name)
 
 log = logging.getLogger("dockyard.signin")
 
 
-class SignInVerifier(JWTVerifier):
-    """FastMCP's JWT verification (signature against the JWKS, issuer, audience, expiry, required scopes),
-    then: an expiry is required, ``iat``/``nbf`` at most ``clock_skew`` seconds ahead, and the caller is
-    the ``actor_claim`` (one short line), from ``allowed_actors`` when that is not empty."""
+class _Actor:
+    """What every sign-in checks after the provider's own checks: ``iat``/``nbf`` at most ``clock_skew``
+    seconds ahead, and the caller is the ``actor_claim`` (one short line), from ``allowed_actors`` when
+    that is not empty; the actor becomes the token's ``client_id``."""
 
-    def __init__(
-        self,
-        *,
-        clock_skew: float,
-        actor_claim: str,
-        allowed_actors: Collection[str] = (),
-        **options: Any,
-    ) -> None:
-        super().__init__(**options)
+    clock_skew: float
+    actor_claim: str
+    allowed_actors: frozenset[str]
+    needs_expiry: bool
+
+    def _actor_checks(self, clock_skew: float, actor_claim: str, allowed_actors: Collection[str]) -> None:
         self.clock_skew = clock_skew
         self.actor_claim = actor_claim
         self.allowed_actors = frozenset(allowed_actors)
 
-    async def load_access_token(self, token: str) -> AccessToken | None:
-        verified = await super().load_access_token(token)
+    def _checked(self, verified: AccessToken | None) -> AccessToken | None:
         if verified is None:
             return None
         claims = verified.claims or {}
@@ -58,7 +55,7 @@ class SignInVerifier(JWTVerifier):
         return verified.model_copy(update={"client_id": actor})
 
     def _refusal(self, claims: dict[str, Any]) -> str | None:
-        if not isinstance(claims.get("exp"), int | float):
+        if self.needs_expiry and not isinstance(claims.get("exp"), int | float):
             return "it has no expiry (exp)"
         ahead = time.time() + self.clock_skew
         for claim in ("iat", "nbf"):
@@ -74,6 +71,38 @@ class SignInVerifier(JWTVerifier):
         if self.allowed_actors and actor not in self.allowed_actors:
             return f"{actor!r} is not among the allowed actors (--auth-allowed-actor)"
         return None
+
+
+class SignInVerifier(_Actor, JWTVerifier):
+    """FastMCP's JWT verification (signature against the JWKS, issuer, audience, expiry, required scopes),
+    then an expiry is required and the checks of :class:`_Actor`."""
+
+    needs_expiry = True
+
+    def __init__(
+        self, *, clock_skew: float, actor_claim: str, allowed_actors: Collection[str] = (), **options: Any
+    ) -> None:
+        super().__init__(**options)
+        self._actor_checks(clock_skew, actor_claim, allowed_actors)
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        return self._checked(await super().load_access_token(token))
+
+
+class IntrospectedVerifier(_Actor, IntrospectionTokenVerifier):
+    """FastMCP's RFC 7662 introspection (the provider says the token is active; audience, expiry, required
+    scopes), then the checks of :class:`_Actor` on the introspection answer."""
+
+    needs_expiry = False  # the provider answered "active" for this very request
+
+    def __init__(
+        self, *, clock_skew: float, actor_claim: str, allowed_actors: Collection[str] = (), **options: Any
+    ) -> None:
+        super().__init__(**options)
+        self._actor_checks(clock_skew, actor_claim, allowed_actors)
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        return self._checked(await super().verify_token(token))
 
 
 def _read_only(tool: Any) -> bool:

@@ -3,7 +3,8 @@
 // node provider.js CONFIG.json  — prints one JSON line {"issuer": ..., "port": ...} once it listens.
 // CONFIG: {"port": 0, "keys": [private JWK...], "clients": [{client_id, client_secret, scope, ttl, email}],
 //          "resources": {"<audience>": "<scopes it accepts>"}, "default_resource": "<audience>",
-//          "loopback_resources": "<scopes>"}: any http://127.0.0.1:PORT/... resource is its own audience too
+//          "loopback_resources": "<scopes>", "opaque_resources": [...]}: any http://127.0.0.1:PORT/...
+// resource is its own audience too; an opaque resource gets opaque tokens, to introspect (RFC 7662).
 // Clients use the client-credentials grant; resource indicators (RFC 8707) make each access token a JWT
 // whose audience is the resource asked for, signed with the first key.
 import fs from 'node:fs';
@@ -30,6 +31,7 @@ server.listen(config.port || 0, '127.0.0.1', () => {
     scopes: ['openid', 'tasks:read', 'tasks:write'],
     features: {
       devInteractions: { enabled: false },
+      introspection: { enabled: true },
       clientCredentials: { enabled: true },
       resourceIndicators: {
         enabled: true,
@@ -42,7 +44,7 @@ server.listen(config.port || 0, '127.0.0.1', () => {
           return {
             scope,
             audience: resource,
-            accessTokenFormat: 'jwt',
+            accessTokenFormat: (config.opaque_resources || []).includes(resource) ? 'opaque' : 'jwt',
             accessTokenTTL: clients[client.clientId].ttl || 600,
             jwt: { sign: { alg: 'RS256' } },
           };

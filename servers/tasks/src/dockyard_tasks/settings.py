@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from dockyard_shared import InvalidArgument
 from dockyard_shared.paths import user_data_dir
+from dockyard_shared.signin import signs_in
 from dockyard_shared.toolsets import Exposure, Toolset, exposure_from
 
 from .rules import check_name
@@ -234,10 +235,10 @@ def settings_from(args: argparse.Namespace) -> Settings:
     url = database_url(args.database_url) if args.database_url else default_database_url()
     actor = check_name(args.actor, field="--actor") if args.actor else _default_actor()
     actors = read_actors(args.actors) if getattr(args, "actors", None) else {}
-    if actors and getattr(args, "auth", "token") == "jwt":
+    if actors and signs_in(args):
         raise InvalidArgument(
-            "--actors and --auth jwt both set who may call.",
-            next_step="Use one: --auth jwt signs people in with the identity provider.",
+            f"--actors and --auth {args.auth} both set who may call.",
+            next_step=f"Use one: --auth {args.auth} signs people in with the identity provider.",
         )
     if actors and getattr(args, "auth_token", None):
         raise InvalidArgument(
@@ -254,7 +255,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         database_url=url,
         actor=actor,
         actors=actors,
-        signed_in=getattr(args, "auth", "token") == "jwt",
+        signed_in=signs_in(args),
         demo=args.demo,
         exposure=exposure_from(args),
         subscriptions=subscriptions,
