@@ -216,7 +216,7 @@ def test_an_unreachable_issuer_or_a_second_way_in_stops_start_up_clearly(sqlite_
         closed.bind(("127.0.0.1", 0))
         nowhere = f"http://127.0.0.1:{closed.getsockname()[1]}"
     result = tasks_launch(sqlite_url).run(*http, "--auth-issuer", nowhere)
-    assert result.returncode == 2 and "cannot find the signing keys" in result.stderr
+    assert result.returncode == 2 and "cannot find the jwks_uri" in result.stderr
     assert "--auth-jwks-uri" in result.stderr and "Traceback" not in result.stderr
 
     actors = tmp_path / "actors.json"
