@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
 from difflib import get_close_matches
 from typing import NoReturn
 
-__all__ = ["DockyardArgumentParser"]
+__all__ = ["DockyardArgumentParser", "StartupRefused", "network_argument", "positive_argument"]
+
+
+class StartupRefused(Exception):
+    """A configuration the runner will not start with; the message says how to fix it."""
+
 
 _OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
 _UNRECOGNIZED = "unrecognized arguments: "
@@ -52,3 +58,29 @@ class DockyardArgumentParser(argparse.ArgumentParser):
             match = get_close_matches(choice.group(1), valid, n=1, cutoff=0.6)
             return message + (f"; did you mean {match[0]!r}?" if match else "")
         return message
+
+
+def positive_argument(kind: Callable[[str], float]) -> Callable[[str], float]:
+    """An argparse type: ``kind`` of the text, which must be a positive, finite number."""
+
+    def parse(text: str) -> float:
+        value = kind(text)
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(f"must be a positive number, not {text!r}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its "invalid value" message
+    return parse
+
+
+def network_argument(text: str) -> str:
+    """An argparse type: an address or a network in CIDR form, e.g. a trusted proxy's."""
+    import ipaddress
+
+    try:
+        ipaddress.ip_network(text.strip(), strict=False)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not an address or network (CIDR) such as 10.0.0.0/8: {text!r}"
+        ) from None
+    return text.strip()

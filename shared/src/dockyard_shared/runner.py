@@ -59,7 +59,8 @@ def _quiet_fastmcp() -> None:
 
 _quiet_fastmcp()
 
-from .flags import DockyardArgumentParser  # noqa: E402
+from .flags import DockyardArgumentParser, StartupRefused, network_argument, positive_argument  # noqa: E402
+from .signin import add_sign_in_arguments, protect, sign_in_note, signs_in  # noqa: E402
 from .toolsets import Toolset, add_exposure_arguments  # noqa: E402
 
 if TYPE_CHECKING:
@@ -110,29 +111,6 @@ class ServerEntry:
     def default_server(self) -> FastMCP:
         """What ``dockyard serve all`` serves: the server built from ``serve_all_args``."""
         return self.build(self.parser(with_runner=False).parse_args(list(self.serve_all_args())))
-
-
-def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        value = kind(text)
-        if not 0 < value < float("inf"):
-            raise argparse.ArgumentTypeError(f"must be a positive number, not {text!r}")
-        return value
-
-    parse.__name__ = kind.__name__  # argparse names the type in its "invalid value" message
-    return parse
-
-
-def _network(text: str) -> str:
-    import ipaddress
-
-    try:
-        ipaddress.ip_network(text.strip(), strict=False)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"not an address or network (CIDR) such as 10.0.0.0/8: {text!r}"
-        ) from None
-    return text.strip()
 
 
 # The HTTP guard's limits: each a positive number (zero or less would disable the guard, not tighten it).
@@ -211,13 +189,13 @@ def add_runner_arguments(parser: argparse.ArgumentParser, *, default_transport: 
         "--trusted-proxy",
         action="append",
         default=[],
-        type=_network,
+        type=network_argument,
         metavar="CIDR",
         help="a load balancer's address or network (repeatable): its X-Forwarded-For names the client the "
         "per-client caps count; anyone else's is ignored (default: the TCP peer is the client)",
     )
     for flag, kind, default, unit, help in _HTTP_LIMITS:
-        group.add_argument(flag, type=_positive(kind), default=default, metavar=unit, help=help)
+        group.add_argument(flag, type=positive_argument(kind), default=default, metavar=unit, help=help)
     group.add_argument(
         "--audit-log",
         default=None,
@@ -225,6 +203,7 @@ def add_runner_arguments(parser: argparse.ArgumentParser, *, default_transport: 
         help="append one JSON line per tool call, resource read and prompt render "
         "(time, server, what, redacted arguments, duration, outcome)",
     )
+    add_sign_in_arguments(parser)
 
 
 # The records FastMCP writes, with a traceback, for every failed tool call, resource read and prompt.
@@ -298,10 +277,6 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         max_connections=args.max_connections,
         trusted_proxies=tuple(getattr(args, "trusted_proxy", ())),
     )
-
-
-class StartupRefused(Exception):
-    """A configuration the runner will not start with; the message says how to fix it."""
 
 
 def check_exposure(options: HttpOptions, *, authenticated: bool = False) -> None:
@@ -423,6 +398,12 @@ async def serve(
     )
 
     options = http_options(args)
+    # Bound before anything says "serving": a port in use is a refusal the user can act on, not
+    # uvicorn's bare "[Errno 98]" after the log already claimed the server was up.
+    listener = listen(options.host, options.port)
+    port = listener.getsockname()[1]  # the real one when --port 0 asked for a free one
+    # --auth jwt: each server verifies tokens itself (its FastMCP auth), set before its app is built.
+    protect(servers, args, host=options.host, port=port, path=options.path, prefixed=prefixed)
     check_exposure(options, authenticated=authenticate_themselves(servers))
     app = build_http_app(servers, options, prefixed=prefixed)
     guard = ConnectionGuard(
@@ -452,10 +433,6 @@ async def serve(
         proxy_headers=False,
     )
     server = uvicorn.Server(config)
-    # Bound here, before anything says "serving": a port in use is a refusal the user can act on, not
-    # uvicorn's bare "[Errno 98]" after the log already claimed the server was up.
-    listener = listen(options.host, options.port)
-    port = listener.getsockname()[1]  # the real one when --port 0 asked for a free one
     where = ", ".join(
         f"http://{options.host}:{port}{'/' + name if prefixed else ''}{options.path}" for name in servers
     )
@@ -463,7 +440,7 @@ async def serve(
         "serving %s on %s%s",
         ", ".join(servers),
         where,
-        " (bearer token required)" if options.auth_token else "",
+        " (bearer token required)" if options.auth_token else sign_in_note(args),
     )
     await server.serve(sockets=[listener])
 
@@ -499,7 +476,7 @@ def run_server(entry: ServerEntry, argv: Sequence[str] | None = None) -> int:
             configure_logging(args.log_level)
             if args.transport == "http":
                 # Before building (a refused start touches nothing); serve() checks the built server.
-                check_exposure(http_options(args), authenticated=entry.authenticates(args))
+                check_exposure(http_options(args), authenticated=entry.authenticates(args) or signs_in(args))
             server = entry.build(args)
         import anyio
 

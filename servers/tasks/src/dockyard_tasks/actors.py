@@ -2,7 +2,8 @@
 
 With ``--actors FILE`` the HTTP endpoint requires a bearer token from that file (FastMCP's token
 verification, compared in constant time here) and each token's changes are recorded as its actor, so a
-shared server records who did what.
+shared server records who did what. With ``--auth jwt`` (:mod:`dockyard_shared.signin`) the actor is the
+claim ``--auth-actor-claim`` names in the caller's signed token.
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ class ActorTokens(TokenVerifier):
 
 
 class Actors:
-    def __init__(self, default: str, by_token: Mapping[str, str]) -> None:
+    def __init__(self, default: str, by_token: Mapping[str, str], *, signed_in: bool = False) -> None:
         self.default = default
-        self.by_token = bool(by_token)
+        self.by_token = bool(by_token) or signed_in
 
     def current(self) -> str:
         if self.by_token:

@@ -20,7 +20,7 @@ from .actors import Actors, ActorTokens
 from .demo import seed_demo
 from .notify import ChangeFeed
 from .opening import LazyStore, open_store
-from .settings import GITHUB, MANAGE, READ, WRITE, Settings
+from .settings import GITHUB, MANAGE, READ, READ_SCOPE, WRITE, WRITE_SCOPE, Settings
 from .subscriptions import Subscriptions
 from .toolsets import github, manage, read, write
 
@@ -56,7 +56,7 @@ def create_server(settings: Settings, *, store: TaskStore | None = None) -> Fast
         store = open_store(settings)  # seeds --demo's sample project when it is missing
     elif settings.demo:
         seed_demo(store)
-    actors = Actors(settings.actor, settings.actors)
+    actors = Actors(settings.actor, settings.actors, signed_in=settings.signed_in)
     server = new_server(
         "dockyard-tasks", instructions="", distribution="dockyard-tasks"
     )  # set once installed
@@ -84,6 +84,12 @@ def create_server(settings: Settings, *, store: TaskStore | None = None) -> Fast
     after_initialize(server, lambda: warm_up(store, actors.default))
     if settings.actors:
         server.auth = ActorTokens(settings.actors)
+    if settings.signed_in:
+        from dockyard_shared.signin import advertise_scopes
+        from dockyard_shared.signin_tokens import ScopeGate  # JWT libraries only when signing in
+
+        server.add_middleware(ScopeGate(server, read_scope=READ_SCOPE, write_scope=WRITE_SCOPE))
+        advertise_scopes(server, (READ_SCOPE, WRITE_SCOPE))
     if settings.max_writes_per_minute:
         from .write_limits import WriteRateLimit
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from dockyard_shared import InvalidArgument
 from dockyard_shared.paths import user_data_dir
+from dockyard_shared.signin import signs_in
 from dockyard_shared.toolsets import Exposure, Toolset, exposure_from
 
 from .rules import check_name
@@ -54,6 +55,9 @@ GITHUB = Toolset(
 TOOLSETS = (READ, WRITE, MANAGE, GITHUB)
 
 # A JSON file {"token": "actor", ...}: over HTTP each bearer token acts as its own actor.
+# With --auth jwt, these scopes pick the tools a signed-in caller may use (read-only tools, or all).
+READ_SCOPE = "tasks:read"
+WRITE_SCOPE = "tasks:write"
 ACTORS_ENV = "DOCKYARD_TASKS_ACTORS"
 
 
@@ -73,6 +77,8 @@ class Settings:
     actor: str = "model"
     # bearer token → actor, over HTTP (--actors); empty: everyone acts as `actor`.
     actors: Mapping[str, str] = field(default_factory=dict)
+    # --auth jwt: callers sign in; their token's actor claim is the actor, its scopes pick the tools.
+    signed_in: bool = False
     demo: bool = False
     exposure: Exposure = field(default_factory=Exposure)
     limits: StoreLimits | None = None  # None: the store's defaults
@@ -239,6 +245,11 @@ def settings_from(args: argparse.Namespace) -> Settings:
     url = database_url(args.database_url) if args.database_url else default_database_url()
     actor = check_name(args.actor, field="--actor") if args.actor else _default_actor()
     actors = read_actors(args.actors) if getattr(args, "actors", None) else {}
+    if actors and signs_in(args):
+        raise InvalidArgument(
+            f"--actors and --auth {args.auth} both set who may call.",
+            next_step=f"Use one: --auth {args.auth} signs people in with the identity provider.",
+        )
     if actors and getattr(args, "auth_token", None):
         raise InvalidArgument(
             "--actors and --auth-token both set the bearer token.",
@@ -254,6 +265,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         database_url=url,
         actor=actor,
         actors=actors,
+        signed_in=signs_in(args),
         demo=args.demo,
         exposure=exposure_from(args),
         subscriptions=subscriptions,
