@@ -109,3 +109,40 @@ async def test_a_sqlite_database_keeps_a2a_tasks_in_memory(tmp_path):
         store = await task_store("tasks", f"sqlite:///{tmp_path / 't.db'}", stack)
     assert isinstance(store, InMemoryTaskStore)
     assert not (tmp_path / "t.db").exists()
+
+
+async def test_two_agents_on_one_database_keep_their_tasks_apart(tmp_path):
+    from a2a.utils.errors import TaskNotFoundError
+
+    from dockyard_shared.a2a.serve import Agent, serving
+
+    def agent(name: str, url: str, *flags: str) -> Agent:
+        entry = discover_servers()[name]
+        args = entry.parser(with_runner=False).parse_args(list(flags))
+        return Agent(name, entry.summary, entry.build(args), entry.database(args))
+
+    with postgres_schema("a2a_") as url:
+        chosen = (
+            agent("tasks", url, "--database-url", url, "--demo"),
+            agent("name-origin", url, "--cache-url", url, "--offline"),
+        )
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with (
+            serving(chosen, port=0, token=TOKEN) as running,
+            httpx.AsyncClient(headers=headers, timeout=60) as http,
+        ):
+            tasks = await get_client(http, f"{running.base_url}/tasks")
+            origin = await get_client(http, f"{running.base_url}/name-origin")
+            message = new_message(
+                [new_data_part({"tool": "list_projects", "arguments": {}})], role=Role.ROLE_USER
+            )
+            (response,) = [item async for item in tasks.send_message(SendMessageRequest(message=message))]
+            assert (await tasks.get_task(GetTaskRequest(id=response.task.id))).id == response.task.id
+            with pytest.raises(TaskNotFoundError):
+                await origin.get_task(GetTaskRequest(id=response.task.id))
+        with psycopg.connect(libpq_url(url)) as connection:
+            tables = {
+                row[0]
+                for row in connection.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'a2a%'")
+            }
+        assert {"a2a_tasks_tasks", "a2a_tasks_name_origin"} <= tables

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+import warnings
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING
 
@@ -74,7 +75,11 @@ async def task_store(agent: str, database: str | None, stack: AsyncExitStack) ->
     shown = make_url(url).render_as_string(hide_password=True)
     if known is None:
         engine = create_async_engine(url, pool_pre_ping=True)
-        store = DatabaseTaskStore(engine, table_name=table)
+        with warnings.catch_warnings():
+            # Each table's model is a class named TaskModel: SQLAlchemy warns that the second replaces the
+            # first in its by-name lookup, which the SDK never uses (checked on a2a-sdk 1.3.0).
+            warnings.filterwarnings("ignore", message="This declarative base already contains a class")
+            store = DatabaseTaskStore(engine, table_name=table)
         _stores[table] = (url, store)
     else:
         store = known[1]
