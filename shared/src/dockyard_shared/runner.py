@@ -95,6 +95,10 @@ class ServerEntry:
     # imported (~0.5 s), so that it overlaps them: dockyard-sqlite starts its first worker process here.
     # It must import neither, and must not fail: ``build`` does the work again, and reports, if needed.
     before_imports: Callable[[argparse.Namespace], None] = lambda args: None
+    # The database URL the server these arguments build keeps its state in, or None: layers that keep
+    # state of their own beside it use it (``dockyard a2a`` keeps its A2A tasks there when it is PostgreSQL,
+    # so any replica answers). Must not connect; a URL it cannot read is None (``build`` reports it).
+    database: Callable[[argparse.Namespace], str | None] = lambda args: None
 
     def parser(self, *, with_runner: bool = True) -> argparse.ArgumentParser:
         parser = DockyardArgumentParser(

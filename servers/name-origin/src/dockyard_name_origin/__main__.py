@@ -19,7 +19,13 @@ def build(args: argparse.Namespace):
 
 
 entry = ServerEntry(
-    name="name-origin", summary=SUMMARY, build=build, add_arguments=add_arguments, toolsets=TOOLSETS
+    name="name-origin",
+    summary=SUMMARY,
+    build=build,
+    add_arguments=add_arguments,
+    toolsets=TOOLSETS,
+    # Where `dockyard a2a` keeps this agent's A2A tasks (when PostgreSQL): the shared prediction cache.
+    database=lambda args: None if args.no_cache else args.cache_url,
 )
 
 

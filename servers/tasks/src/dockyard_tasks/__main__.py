@@ -29,6 +29,8 @@ entry = ServerEntry(
     serve_all_args=lambda: ("--database-url", demo_database_url(), "--demo"),
     # --actors makes the server verify each caller's token (ActorTokens), so it may bind a LAN address.
     authenticates=lambda args: bool(getattr(args, "actors", None)),
+    # Where `dockyard a2a` keeps this agent's A2A tasks (when PostgreSQL): the tracker's own database.
+    database=lambda args: args.database_url,
 )
 
 

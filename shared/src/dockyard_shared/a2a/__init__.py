@@ -10,5 +10,7 @@ Each chosen server becomes one agent, at ``http://HOST:PORT/NAME/``:
   state, answered by the caller's next message; a plain text message is answered with the skills and the
   shape expected — :mod:`.executor`;
 * the runner's bearer token (``--auth-token`` / ``DOCKYARD_AUTH_TOKEN``) guards the JSON-RPC endpoint; the
-  card is public, as A2A discovery expects, and declares the bearer scheme — :mod:`.serve`.
+  card is public, as A2A discovery expects, and declares the bearer scheme — :mod:`.serve`;
+* tasks kept in the server's own PostgreSQL database when it names one (``ServerEntry.database``), so any
+  replica answers for them; else in memory — :mod:`.store`.
 """

@@ -23,8 +23,10 @@ from ..flags import DockyardArgumentParser
 from ..problems import Problem
 from ..runner import AUTH_TOKEN_ENV, ServerEntry, StartupRefused, configure_logging, listen
 from .executor import ANSWER_TIMEOUT, ToolCallExecutor
+from .store import task_store
 
 if TYPE_CHECKING:
+    from a2a.server.tasks import TaskStore
     from fastmcp import FastMCP
     from starlette.applications import Starlette
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -43,6 +45,8 @@ class Agent:
     name: str
     summary: str
     server: FastMCP
+    # The server's database (ServerEntry.database): its A2A tasks are kept there when it is PostgreSQL.
+    database: str | None = None
 
 
 def _version(name: str) -> str:
@@ -90,8 +94,10 @@ def build_app(
     hosts: Sequence[str],
     origins: Sequence[str] = (),
     answer_timeout: float = ANSWER_TIMEOUT,
+    stores: Mapping[str, TaskStore] | None = None,
 ) -> Starlette:
-    """The ASGI app: per agent, a public card and a JSON-RPC endpoint behind the bearer token."""
+    """The ASGI app: per agent, a public card and a JSON-RPC endpoint behind the bearer token; its tasks in
+    ``stores[name]`` (default: in memory)."""
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
     from a2a.server.tasks import InMemoryTaskStore
@@ -110,7 +116,7 @@ def build_app(
         )
         handler = DefaultRequestHandler(
             agent_executor=ToolCallExecutor(name, agent.server, tools, answer_timeout=answer_timeout),
-            task_store=InMemoryTaskStore(),
+            task_store=(stores or {}).get(name) or InMemoryTaskStore(),
             agent_card=card,
         )
         rpc = Starlette(routes=create_jsonrpc_routes(handler, "/"))
@@ -162,18 +168,25 @@ async def serving(
             f"network call these tools. Set {AUTH_TOKEN_ENV} (or --auth-token), or bind to 127.0.0.1."
         )
     async with AsyncExitStack() as stack:
-        listed = {}
+        listed, stores = {}, {}
         for agent in agents:
             # Held open while serving: the server's lifespan runs once, not once per call.
             keeper = await stack.enter_async_context(Client(agent.server))
             listed[agent.name] = (agent, await keeper.list_tools())
+            stores[agent.name] = await task_store(agent.name, agent.database, stack)
         listener = listen(host, port)
         bound = listener.getsockname()[1]
         shown = f"[{host}]" if ":" in host else host
         base_url = f"http://{shown}:{bound}"
         hosts = ["127.0.0.1", "localhost", "[::1]", host, *allowed_hosts]
         app = build_app(
-            listed, base_url, token=token, hosts=hosts, origins=allowed_origins, answer_timeout=answer_timeout
+            listed,
+            base_url,
+            token=token,
+            hosts=hosts,
+            origins=allowed_origins,
+            answer_timeout=answer_timeout,
+            stores=stores,
         )
         # The same connection bounds as the MCP HTTP servers (runner defaults): request-head and body
         # deadlines, a connection cap.
@@ -281,7 +294,9 @@ def _built(entries: Mapping[str, ServerEntry], argv: Sequence[str]) -> tuple[lis
         )
     given = _has_server_flags(argv)
     agents = [
-        Agent(entry.name, entry.summary, entry.build(args) if given else entry.default_server())
+        Agent(entry.name, entry.summary, entry.build(args), entry.database(args))
+        if given
+        else Agent(entry.name, entry.summary, entry.default_server())
         for entry, args in parsed
     ]
     return agents, common
