@@ -141,6 +141,7 @@ class Result:
     methods: Counter = field(default_factory=Counter)
     server_cpu_s: float = math.nan  # the server tree's CPU time over the timed window
     client_cpu_s: float = math.nan  # this process's (all the clients')
+    upstream_cpu_s: float = math.nan  # the fake nationalize.io's, when there is one
 
     def cpu_ms_per_call(self, which: str) -> float:
         return getattr(self, f"{which}_cpu_s") / max(self.calls, 1) * 1000
@@ -185,7 +186,14 @@ class Counting:
 
 
 async def drive(
-    server: Running, era: str, mix: Mix, clients: int, seconds: float, label: str, profile: Path | None = None
+    server: Running,
+    era: str,
+    mix: Mix,
+    clients: int,
+    seconds: float,
+    label: str,
+    profile: Path | None = None,
+    upstream_pid: int | None = None,
 ) -> Result:
     result = Result(label, era, clients)
     counting = Counting()
@@ -277,6 +285,7 @@ async def drive(
         )
     counting.on = True
     server_cpu, client_cpu = tree_cpu_s(server.process.pid), time.process_time()
+    upstream_cpu = tree_cpu_s(upstream_pid) if upstream_pid else math.nan
     started = time.perf_counter()
     stop_at = started + seconds
     ready.set()
@@ -284,6 +293,8 @@ async def drive(
     result.seconds = time.perf_counter() - started
     result.server_cpu_s = tree_cpu_s(server.process.pid) - server_cpu
     result.client_cpu_s = time.process_time() - client_cpu
+    if upstream_pid:
+        result.upstream_cpu_s = tree_cpu_s(upstream_pid) - upstream_cpu
     counting.on = False
     sampler.stop()
     result.peak_mb = sampler.peak_mb
@@ -382,7 +393,14 @@ async def main() -> int:
                                 args.profiles.mkdir(parents=True, exist_ok=True)
                                 profile = args.profiles / f"{server_name}-{era}-{clients}-{round_}.txt"
                             result = await drive(
-                                server, era, mix, clients, args.seconds, server_name, profile
+                                server,
+                                era,
+                                mix,
+                                clients,
+                                args.seconds,
+                                server_name,
+                                profile,
+                                fake.pid if fake is not None else None,
                             )
                         finally:
                             stop(server)
@@ -396,7 +414,8 @@ async def main() -> int:
                             f"{result.errors} errors, {result.rate:7.1f} calls/s, p50 {result.percentile(0.5):7.1f}"
                             f" ms, p99 {result.percentile(0.99):7.1f} ms, tree peak {result.peak_mb:6.1f} MB; CPU ms per "
                             f"call: server {result.cpu_ms_per_call('server'):.2f}, clients "
-                            f"{result.cpu_ms_per_call('client'):.2f}; "
+                            f"{result.cpu_ms_per_call('client'):.2f}, fake upstream "
+                            f"{result.cpu_ms_per_call('upstream'):.2f}; "
                             f"requests per call: {result.per_call()}; load average {load}",
                             flush=True,
                         )
