@@ -130,16 +130,13 @@ class Running:
         return f"http://127.0.0.1:{self.port}/mcp"
 
 
-def start(
-    label: str, command: list[str], log: Path, timeout: float = 90, env: dict[str, str] | None = None
-) -> Running:
+def start(label: str, command: list[str], log: Path, timeout: float = 90) -> Running:
     """Start a server on a port the OS says is free, and wait until *that process* listens on it: another
     program that took the port in between would otherwise be measured instead (the run then fails)."""
     port = free_port()
     command = [part.replace("{port}", str(port)) for part in command]
     process = subprocess.Popen(
-        command, stdout=log.open("wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=str(ROOT),
-        env=env,
+        command, stdout=log.open("wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=str(ROOT)
     )
     deadline = time.monotonic() + timeout
     while listening_port(process.pid) != port:

@@ -2,6 +2,7 @@
 
     uv run python bench/load/servers_http.py [--servers sqlite tasks name-origin-warm name-origin-cold git]
         [--eras 2025-11-25 2026-07-28] [--clients 1 8 32] [--seconds 15] [--rounds 1] [--extra SERVER=ARGS]
+        [--fresh-client] [--py-spy PATH --profiles DIR]
 
 The companion of ``git_http.py`` (which puts dockyard-git beside the reference git server): same clock,
 same process-tree memory sampler, same port check. Each (server, era, clients) is a fresh server process
@@ -22,15 +23,20 @@ The mixes (read-only, cheap, what a model calls most):
 * git (a 2,000-commit repository): ``git_status``, ``git_log(max_count=10)``.
 
 Reported per run: calls/s, p50/p99 per call (nearest rank), errors, the peak memory of the server's process
-tree (VmRSS of the server and its descendants, summed, every 10 ms), and the JSON-RPC requests the clients
-sent per timed call, by method (an httpx request hook reads each POST body), which is how a client-side
-re-listing (``tools/list`` before a call) would show.
+tree (VmRSS of the server and its descendants, summed, every 10 ms), the CPU time per call of the server's
+tree, of the clients (this process) and of the fake upstream (``/proc``: what other tenants of a shared
+machine barely move, unlike the times), and the JSON-RPC requests the clients sent per timed call, by
+method (an httpx request hook reads each POST body), which is how a client-side re-listing (``tools/list``
+before a call) would show. ``--fresh-client`` (2026-07-28) opens a new client for every call, as a host
+without a long-lived client does. ``--py-spy`` samples each server (workers included) during the timed
+window; py-spy is not a dependency of the workspace: install it outside the checkout.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -40,6 +46,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +68,7 @@ LEGACY, MODERN = "2025-11-25", "2026-07-28"
 BIN = ROOT / ".venv" / "bin"
 API_KEY = "nat_" + "S3cr3tK3y" * 4  # the fake's one key (tests/name_origin/fake_nationalize.py)
 PY_SPY: Path | None = None
+FRESH_CLIENT = False
 WARM_NAMES = [f"warm{i:02d}" for i in range(64)]
 
 
@@ -102,6 +110,21 @@ MIXES: dict[str, Mix] = {
     ),
     "git": Mix("dockyard-git", [], [("git_status", {}), ("git_log", {"max_count": 10})], repository=True),
 }
+
+
+@contextlib.contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """``values`` in this process's environment for the block (a server started in it inherits them)."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 # --- CPU time ----------------------------------------------------------------------------------------
@@ -228,6 +251,18 @@ async def drive(
     index_of: dict[Any, int] = {}
 
     async def client(index: int) -> None:
+        if era == MODERN and FRESH_CLIENT:
+            # A host that opens a new client for every call: each client lists the tools before its
+            # first call (to validate structured content against the output schema).
+            async def call(name: str, arguments: dict) -> tuple[bool, str]:
+                transport = StreamableHttpTransport(server.url, httpx_client_factory=counting.factory)
+                async with Client(transport, timeout=120) as fm:
+                    answer = await fm.call_tool(name, arguments, raise_on_error=False)
+                return bool(answer.is_error), str(answer.content)
+
+            index_of[call] = index
+            await calls_of(call)
+            return
         if era == MODERN:
             transport = StreamableHttpTransport(server.url, httpx_client_factory=counting.factory)
             async with Client(transport, timeout=120) as fm:
@@ -348,9 +383,14 @@ async def main() -> int:
     parser.add_argument(
         "--profiles", type=Path, help="folder for the --py-spy profiles (outside the checkout)"
     )
+    parser.add_argument(
+        "--fresh-client",
+        action="store_true",
+        help="2026-07-28: a new fastmcp.Client for every call (as a host without a long-lived client)",
+    )
     args = parser.parse_args()
-    global PY_SPY
-    PY_SPY = args.py_spy
+    global PY_SPY, FRESH_CLIENT
+    PY_SPY, FRESH_CLIENT = args.py_spy, args.fresh_client
     extra = {}
     for item in args.extra:
         name, _, more = item.partition("=")
@@ -372,11 +412,7 @@ async def main() -> int:
                     for clients in args.clients:
                         run = scratch / f"{server_name}-{era}-{clients}-{round_}"
                         run.mkdir()
-                        env = {
-                            **os.environ,
-                            "XDG_DATA_HOME": str(run / "data"),
-                            "NATIONALIZE_API_KEY": API_KEY,
-                        }
+                        env = {"XDG_DATA_HOME": str(run / "data"), "NATIONALIZE_API_KEY": API_KEY}
                         command = [str(BIN / mix.script), *mix.args, *extra.get(server_name, [])]
                         command += ["--transport", "http", "--host", "127.0.0.1", "--port", "{port}"]
                         command += ["--log-level", "WARNING"] if "--log-level" not in command else []
@@ -386,7 +422,8 @@ async def main() -> int:
                         if mix.upstream:
                             fake, url = start_fake(run)
                             command += ["--api-url", url]
-                        server = start(server_name, command, run / "server.log", env=env)
+                        with environment(env):  # git_http.start passes this process's environment on
+                            server = start(server_name, command, run / "server.log")
                         try:
                             profile = None
                             if PY_SPY is not None:
