@@ -120,3 +120,29 @@ def test_concurrent_writers_of_one_process_take_turns_instead_of_meeting_the_sql
     assert not [r.getMessage() for r in caplog.records if "failed" in r.getMessage()]
     assert cache.size() == threads * rounds
     cache.close()
+
+
+def test_a_sqlite_look_up_runs_its_query_and_no_ping(tmp_path):
+    """A pooled SQLite connection cannot drop as a server's can: pinging it before every look-up was one
+    more statement per cache access (four per cold name)."""
+    from sqlalchemy import event
+    from sqlalchemy.pool import Pool
+
+    statements: list[str] = []
+
+    def trace(dbapi_connection, _record) -> None:
+        dbapi_connection.set_trace_callback(statements.append)
+
+    event.listen(Pool, "connect", trace)
+    try:
+        clock = WallClock()
+        cache = PredictionCache.open(sqlite_url(tmp_path), ttl_days=30, clock=clock)
+        cache.put_many([fetched("michael", 120, clock, ("US", 0.25))])
+        statements.clear()
+        for _ in range(5):
+            assert "michael" in cache.get_many(["michael"])
+        cache.close()
+    finally:
+        event.remove(Pool, "connect", trace)
+    selects = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    assert len(selects) == 5 and all("name_origin_predictions" in s for s in selects), statements

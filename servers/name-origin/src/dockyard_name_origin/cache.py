@@ -114,8 +114,12 @@ class PredictionCache:
         """Connect, create the table if needed; a URL that cannot be used is refused with the reason.
         ``busy_timeout_s``: on SQLite, how long a write waits for another process's write to end."""
         parsed = engine_url(url)
-        options: dict = {"pool_pre_ping": True}
-        if parsed.get_backend_name() == "sqlite":
+        options: dict = {}
+        if parsed.get_backend_name() != "sqlite":
+            # A server connection can drop while pooled; a SQLite file's cannot, and a ping there is one
+            # more statement on every look-up (four per cold name), as dockyard-tasks' engine already avoids.
+            options["pool_pre_ping"] = True
+        else:
             if parsed.database and parsed.database != ":memory:":
                 try:
                     Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
