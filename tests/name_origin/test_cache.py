@@ -89,3 +89,60 @@ def test_an_unreachable_database_is_refused_without_its_password():
 def test_a_url_that_is_no_database_url_is_refused():
     with pytest.raises(InvalidArgument, match="not a database URL"):
         PredictionCache.open("not a url", ttl_days=1)
+
+
+def test_concurrent_writers_of_one_process_take_turns_instead_of_meeting_the_sqlite_lock(tmp_path, caplog):
+    """Cold lookups run in threads; on SQLite a write that finds another's write lock does not wait for its
+    release but sleeps in the busy handler (1, 2, 5, 10… ms), which made concurrent cold lookups slower
+    than one at a time. With no busy wait allowed at all, any such meeting is a failed write: none may
+    happen between writers of one process."""
+    import threading
+
+    clock = WallClock()
+    cache = PredictionCache.open(sqlite_url(tmp_path), ttl_days=30, clock=clock, busy_timeout_s=0)
+    threads, rounds = 8, 40
+    start = threading.Barrier(threads)
+
+    def writer(index: int) -> None:
+        start.wait()
+        for round_ in range(rounds):
+            name = f"w{index}r{round_}"
+            assert cache.claim([name], f"owner{index}", 60) == {name}
+            cache.put_many([fetched(name, round_, clock, ("US", 0.5))])
+            cache.release([name], f"owner{index}")
+
+    with caplog.at_level("WARNING", logger="dockyard.name_origin"):
+        workers = [threading.Thread(target=writer, args=(i,)) for i in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    assert not [r.getMessage() for r in caplog.records if "failed" in r.getMessage()]
+    assert cache.size() == threads * rounds
+    cache.close()
+
+
+def test_a_sqlite_look_up_runs_its_query_and_no_ping(tmp_path):
+    """A pooled SQLite connection cannot drop as a server's can: pinging it before every look-up was one
+    more statement per cache access (four per cold name)."""
+    from sqlalchemy import event
+    from sqlalchemy.pool import Pool
+
+    statements: list[str] = []
+
+    def trace(dbapi_connection, _record) -> None:
+        dbapi_connection.set_trace_callback(statements.append)
+
+    event.listen(Pool, "connect", trace)
+    try:
+        clock = WallClock()
+        cache = PredictionCache.open(sqlite_url(tmp_path), ttl_days=30, clock=clock)
+        cache.put_many([fetched("michael", 120, clock, ("US", 0.25))])
+        statements.clear()
+        for _ in range(5):
+            assert "michael" in cache.get_many(["michael"])
+        cache.close()
+    finally:
+        event.remove(Pool, "connect", trace)
+    selects = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    assert len(selects) == 5 and all("name_origin_predictions" in s for s in selects), statements

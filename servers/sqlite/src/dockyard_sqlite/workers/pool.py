@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import threading
 import time
 import weakref
@@ -23,9 +24,16 @@ class WorkerPool:
         self._idle: list[WorkerProcess] = []
         self._workers: set[WorkerProcess] = set()  # started, idle or leased
         self._starting = 0
+        self._queue: collections.deque[object] = collections.deque()  # calls waiting, in arrival order
         self._closed = False
         # The workers end with the pool (a test builds many servers) if not before, with the server.
         weakref.finalize(self, _stop_all, self._workers)
+
+    @property
+    def waiting(self) -> int:
+        """Calls queued for a worker now."""
+        with self._condition:
+            return len(self._queue)
 
     @property
     def pids(self) -> list[int]:
@@ -43,6 +51,7 @@ class WorkerPool:
         with self._condition:
             self._closed = True
             workers = list(self._workers)
+            self._condition.notify_all()
         _stop_all(workers)
 
     def lease(self, spec: tuple, wait_until: float) -> Lease:
@@ -54,28 +63,41 @@ class WorkerPool:
     # -- bookkeeping -------------------------------------------------------------------------------
 
     def _acquire(self, spec: tuple | None, wait_until: float) -> WorkerProcess:
+        """A worker for one call, first come, first served: a call that finds every worker busy queues, and
+        only the call at the head of the queue takes the next one freed. (With a bare condition a call that
+        arrived just as a worker came back took it ahead of those already waiting, which could be passed
+        over again and again until their wait ran out: at 32 clients calls did wait here.)"""
         waited_from = time.monotonic()
+        ticket = object()
         with self._condition:
-            while True:
-                if self._closed:
-                    raise RuntimeError("the worker pool is closed")
-                if self._idle:
-                    chosen = next((w for w in reversed(self._idle) if spec in w.databases), self._idle[-1])
-                    self._idle.remove(chosen)
-                    return chosen
-                if len(self._workers) + self._starting < self.limits.size:
-                    self._starting += 1
-                    break
-                remaining = wait_until - time.monotonic()
-                if remaining <= 0:
-                    raise workers_busy(self.limits.size, int((time.monotonic() - waited_from) * 1000))
-                self._condition.wait(remaining)
+            self._queue.append(ticket)
+            try:
+                while True:
+                    if self._closed:
+                        raise RuntimeError("the worker pool is closed")
+                    if self._queue[0] is ticket:
+                        if self._idle:
+                            chosen = next(
+                                (w for w in reversed(self._idle) if spec in w.databases), self._idle[-1]
+                            )
+                            self._idle.remove(chosen)
+                            return chosen
+                        if len(self._workers) + self._starting < self.limits.size:
+                            self._starting += 1
+                            break
+                    remaining = wait_until - time.monotonic()
+                    if remaining <= 0:
+                        raise workers_busy(self.limits.size, int((time.monotonic() - waited_from) * 1000))
+                    self._condition.wait(remaining)
+            finally:
+                self._queue.remove(ticket)
+                self._condition.notify_all()  # the next in line may take what this one did not
         try:
             worker = WorkerProcess(self.limits)
         finally:
             with self._condition:
                 self._starting -= 1
-                self._condition.notify()
+                self._condition.notify_all()
         with self._condition:
             self._workers.add(worker)
         return worker
@@ -84,7 +106,7 @@ class WorkerPool:
         with self._condition:
             if worker.alive and not self._closed:
                 self._idle.append(worker)
-                self._condition.notify()
+                self._condition.notify_all()  # only the head of the queue may take it: wake them all
                 return
         self._discard(worker)
 
@@ -92,7 +114,7 @@ class WorkerPool:
         worker.reap()
         with self._condition:
             self._workers.discard(worker)
-            self._condition.notify()
+            self._condition.notify_all()
 
 
 class Lease:
