@@ -181,6 +181,9 @@ class FakeNationalize:
     free_limit: int = FREE_LIMIT
     window_seconds: int = 86_400
     latency: float = 0.0  # added to every answer
+    # A stalled upstream: while this event is not set, every answer waits for it (or for the fake to stop),
+    # however long that is. Requests are recorded when they arrive, so a test sees what is waiting.
+    stall: threading.Event | None = None
     echo_key: bool = False  # error texts quote the apikey asked with (a careless upstream)
     echo_as: EchoForm = "raw"
     faulty: dict[str, Fault] = field(default_factory=dict)  # a request asking one of these names: its fault
@@ -310,6 +313,8 @@ class _Handler(BaseHTTPRequestHandler):
             fake.requests.append(Recorded(names, batch, apikey, parsed.query, dict(self.headers), fault))
         if fake.latency:
             fake.stopping.wait(fake.latency)
+        while fake.stall is not None and not fake.stall.wait(0.05) and not fake.stopping.is_set():
+            pass
         if fault is not None and fault.kind != "headers":
             self._faulted(fault, names, batch, apikey)
             return

@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fastmcp import FastMCP
 from fastmcp.server.lifespan import lifespan
@@ -124,8 +124,11 @@ def create_server(
         distribution="dockyard-name-origin",
         lifespan=close_http_client,
     )
+    task = _serve_tasks(server, predictor) if settings.tasks else None
     (toolset,) = TOOLSETS
-    install(server, settings.exposure, {toolset: partial(predict_tools.register, predictor=predictor)})
+    install(
+        server, settings.exposure, {toolset: partial(predict_tools.register, predictor=predictor, task=task)}
+    )
     if upstream is not None:
         after_initialize(server, http.get)
     # pycountry reads its ISO 3166 database on first use: 2-3 ms of the first prediction, which names
@@ -156,6 +159,24 @@ def create_server(
     complete_arguments(server, complete)
 
     return server
+
+
+def _serve_tasks(server: FastMCP, predictor: Predictor) -> Any:
+    """Serve the tasks extension (``--tasks``); return batch_predict's task configuration. A batch runs as
+    a task only when it must ask nationalize.io: names the cache answers come back at once."""
+    from dockyard_shared.long_calls import LongCalls, task_config  # pydocket: only with --tasks
+
+    long_calls = LongCalls("dockyard-name-origin")
+
+    async def must_fetch(arguments: Mapping[str, Any]) -> bool:
+        names, offset = arguments["names"], arguments.get("offset") or 0
+        if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+            return False  # the tool refuses them, in place
+        return await predictor.names_to_fetch(names, int(offset)) > 0
+
+    long_calls.decide("batch_predict", must_fetch)
+    server.add_extension(long_calls)
+    return task_config()
 
 
 def _open_cache(url: str, ttl_days: float) -> PredictionCache:
