@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any
 
 from fastmcp import FastMCP
 
@@ -68,6 +69,7 @@ def instructions(served: tuple[str, ...]) -> str:
 def create_server(settings: Settings) -> FastMCP:
     git = GitContext.from_settings(settings)
     server = new_server("dockyard-git", instructions="", distribution="dockyard-git")  # set once installed
+    task = _serve_tasks(server) if settings.tasks else None
     served = install(
         server,
         settings.exposure,
@@ -77,7 +79,7 @@ def create_server(settings: Settings) -> FastMCP:
             WRITE: lambda registrar: _toolset("write").register(registrar, git),
             GITHUB: lambda registrar: _toolset("github").register(registrar, git),
             REMOTE: lambda registrar: _toolset("remote").register(
-                registrar, git, writes=writes_served(settings.exposure)
+                registrar, git, writes=writes_served(settings.exposure), task=task
             ),
             WORKTREES: lambda registrar: _toolset("worktrees").register(registrar, git),
             MERGING: lambda registrar: _toolset("merging").register(registrar, git),
@@ -100,6 +102,14 @@ def create_server(settings: Settings) -> FastMCP:
     resources.register(server, git, roots)
     prompts.register(server, git, served)
     return server
+
+
+def _serve_tasks(server: FastMCP) -> Any:
+    """Serve the tasks extension (``--tasks``); return the remote tools' task configuration."""
+    from dockyard_shared.long_calls import LongCalls, task_config  # pydocket: only with --tasks
+
+    server.add_extension(LongCalls("dockyard-git"))
+    return task_config()
 
 
 def _toolset(name: str) -> ModuleType:
