@@ -140,3 +140,27 @@ async def test_pull_and_push_run_as_tasks_and_every_era_still_gets_plain_calls(r
         outcome = await session.call_ok("git_push", {"remote": "web", "repo_path": "work"})
     assert outcome.data["outcome"] == "fast-forward"
     assert head_of(web.root / "project.git", "refs/heads/feature") == mine
+
+
+@pytest.mark.parametrize("accept", [True, False])
+async def test_a_push_to_a_protected_branch_asks_the_user_from_inside_the_task(remotes, web, accept):
+    asked = []
+
+    async def elicitation(message, response_type, params, context):
+        asked.append(message)
+        return {"confirm": accept}
+
+    async with Client(tasks_server(remotes, web), elicitation_handler=elicitation) as client:
+        await (await call_tool_task(client, "git_pull", {"remote": "web", "repo_path": "work"})).result()
+        mine = commit(remotes.work, "protected.txt")
+        pushed = await call_tool_task(
+            client, "git_push", {"remote": "web", "branch": "main", "repo_path": "work"}, raise_on_error=False
+        )
+        result = await pushed.result()
+    assert asked and "main" in asked[0]
+    if accept:
+        assert result.structured_content["outcome"] == "fast-forward", result
+        assert head_of(web.root / "project.git", "refs/heads/main") == mine
+    else:
+        assert result.is_error and "declined" in result.content[0].text
+        assert head_of(web.root / "project.git", "refs/heads/main") != mine

@@ -126,3 +126,18 @@ async def test_without_the_extension_both_eras_get_the_plain_call(nationalize, t
     assert len(outcome.data["results"]) == 200
     if era == LEGACY:
         assert nationalize.fake.request_count >= 20
+
+
+async def test_a_failure_inside_the_task_reaches_the_model_in_the_same_words_as_a_plain_call(
+    nationalize, tmp_path
+):
+    server = make_server(nationalize.url, cache_url=sqlite_url(tmp_path), api_key="nat_wrong", tasks=True)
+    async with Client(server) as client:
+        task = await call_tool_task(client, "batch_predict", {"names": NAMES[:30]}, raise_on_error=False)
+        failed = await task.result()
+    async with open_session(server, era=LEGACY) as session:
+        plain = await session.call_error("batch_predict", {"names": NAMES[:30]})
+    assert failed.is_error
+    (text,) = [block.text for block in failed.content]
+    assert text == plain
+    assert "Next step:" in text and "Error calling tool" not in text

@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 from fastmcp_tasks import TasksExtension
 
+from .confirm import client_can_elicit
+
 if TYPE_CHECKING:
     import mcp_types
     from fastmcp.server.context import Context
@@ -74,11 +76,18 @@ class LongCalls(TasksExtension):
             minimum_check_interval=timedelta(milliseconds=20),
         )
         self._deciders: dict[str, Decider] = {}
+        self._asking: set[str] = set()
 
     def decide(self, tool: str, decider: Decider) -> None:
         """Run ``tool`` as a task only when ``decider(arguments)`` says so (default: whenever the client
         asks)."""
         self._deciders[tool] = decider
+
+    def may_ask_the_user(self, tool: str) -> None:
+        """``tool`` may ask the user to confirm (dockyard_shared.confirm): it runs as a task only for a
+        client that declared elicitation, the task asking through ``input_required``; any other client gets
+        the plain call, which says why it cannot go ahead."""
+        self._asking.add(tool)
 
     async def intercept_tool_call(
         self,
@@ -88,6 +97,8 @@ class LongCalls(TasksExtension):
     ) -> ToolCallOutcome:
         decider = self._deciders.get(params.name)
         if decider is not None and not await _long(decider, params.arguments or {}):
+            return await call_next()
+        if params.name in self._asking and not client_can_elicit(context):
             return await call_next()
         return await super().intercept_tool_call(params, context, call_next)
 

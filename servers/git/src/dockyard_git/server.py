@@ -108,7 +108,9 @@ def _serve_tasks(server: FastMCP) -> Any:
     """Serve the tasks extension (``--tasks``); return the remote tools' task configuration."""
     from dockyard_shared.long_calls import LongCalls, task_config  # pydocket: only with --tasks
 
-    server.add_extension(LongCalls("dockyard-git"))
+    long_calls = LongCalls("dockyard-git")
+    long_calls.may_ask_the_user("git_push")  # a protected branch or force-with-lease: the user confirms
+    server.add_extension(long_calls)
     return task_config()
 
 
