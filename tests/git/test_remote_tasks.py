@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from fastmcp import Client
+from fastmcp.exceptions import ToolError
 from fastmcp_tasks import call_tool_task
 
 from dockyard_git.settings import RemoteSettings
@@ -125,7 +126,11 @@ async def test_a_cancelled_fetch_leaves_no_git_child_and_no_partial_pack(remotes
 
 async def test_pull_and_push_run_as_tasks_and_every_era_still_gets_plain_calls(remotes, web, era):
     server = tasks_server(remotes, web)
-    async with Client(server) as client:
+
+    async def never_asked(message, response_type, params, context):
+        raise AssertionError(f"a push to a new branch asked the user: {message}")
+
+    async with Client(server, elicitation_handler=never_asked) as client:  # declares elicitation
         pulled = await call_tool_task(client, "git_pull", {"remote": "web", "repo_path": "work"})
         assert (await pulled.result()).structured_content["outcome"] == "fast-forwarded"
         git(remotes.work, "checkout", "-q", "-b", "feature")
@@ -135,6 +140,9 @@ async def test_pull_and_push_run_as_tasks_and_every_era_still_gets_plain_calls(r
         )
         assert (await pushed.result()).structured_content["outcome"] == "new branch"
     assert head_of(web.root / "project.git", "refs/heads/feature") == mine
+    async with Client(server) as client:  # no elicitation: git_push (which may ask) is a plain call
+        with pytest.raises(ToolError, match="did not run as a task"):
+            await call_tool_task(client, "git_push", {"remote": "web", "repo_path": "work"})
     mine = commit(remotes.work, "again.txt")
     async with open_session(server, era=era) as session:  # the harness's client, either era: a plain answer
         outcome = await session.call_ok("git_push", {"remote": "web", "repo_path": "work"})
