@@ -51,6 +51,7 @@ async def test_a_large_batch_runs_as_a_task_the_client_polls_while_upstream_stal
         seen = await task.status()
         assert seen.status == "working"
         assert seen.poll_interval_ms == 1_000
+        assert seen.status_message == "0 of 1000 names answered from the cache"  # progress, as it polls
         fake.stall.set()
         statuses = [seen.status]
         while seen.status not in TERMINAL:
