@@ -9,9 +9,10 @@ Why fastmcp-tasks, not our own: FastMCP 4.1 ships the public extension API (``Se
 ``tools/call`` interceptor, a lifespan) but no engine; the engine, the ``CreateTaskResult`` wire production
 the SDK lacks, task scoping by the caller's access token and the client half are all in fastmcp-tasks,
 maintained with FastMCP at the same version. Writing them again would mean our own patch of the SDK's result
-serialiser. What it costs: fastmcp moves to 4.1.4 (its pin), pydocket and redis come along, and importing it
-adds about half again to a server's imports (pydocket, FastMCP's client; +2.4 s on 4.4 s on a busy machine): so this module is imported only by a server started with
-``--tasks``, keeping the default start-up as light as before (tests/workspace/test_startup_imports.py).
+serialiser. What it costs: fastmcp moves to 4.1.4 (its pin), pydocket and redis come along, and its
+imports (pydocket, FastMCP's client) add about half again to a server's own (+2.4 s on 4.4 s, measured on a
+busy machine): so this module is imported only by a server started with ``--tasks``, keeping the default
+start-up as light as before (tests/workspace/test_startup_imports.py).
 
 What we add on top:
 
