@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests.harness import LEGACY, open_session
 from tests.name_origin.fake_nationalize import API_KEY
-from tests.name_origin.helpers import make_server, sqlite_url
+from tests.name_origin.helpers import launch, make_server, sqlite_url
 
 NAMES = [f"given{i} family{i}" for i in range(1_000)]
 TERMINAL = {"completed", "failed", "cancelled"}
@@ -142,3 +142,17 @@ async def test_a_failure_inside_the_task_reaches_the_model_in_the_same_words_as_
     (text,) = [block.text for block in failed.content]
     assert text == plain
     assert "Next step:" in text and "Error calling tool" not in text
+
+
+async def test_the_console_script_with_tasks_serves_them_over_stdio(nationalize, tmp_path):
+    fake = nationalize.fake
+    fake.stall = threading.Event()
+    async with open_session(launch(nationalize.url, tmp_path, "--tasks", key=API_KEY)) as session:
+        client = session.raw
+        assert "io.modelcontextprotocol/tasks" in (client.server_capabilities.extensions or {})
+        task = await call_tool_task(client, "batch_predict", {"names": NAMES[:100]})
+        await until(lambda: fake.request_count >= 1, "the first upstream request")
+        assert (await task.status()).status == "working"
+        fake.stall.set()
+        assert (await task.wait(timeout=60)).status == "completed"
+    assert fake.request_count >= 10
