@@ -34,6 +34,8 @@ async def until(condition: Callable[[], bool], what: str, timeout: float = 30.0)
 
 
 def tasks_server(nationalize, tmp_path, **options):
+    # Patient timeouts: a stalled answer is waited for, not retried (retries would blur what a cancel stops).
+    options = {"read_timeout": 60.0, "request_deadline": 90.0, **options}
     return make_server(
         nationalize.url, cache_url=sqlite_url(tmp_path), api_key=API_KEY, tasks=True, **options
     )
@@ -92,8 +94,10 @@ async def test_cancelling_the_task_stops_spending_quota(nationalize, tmp_path):
         await until(lambda: fake.request_count >= 1, "the first upstream request")
         await task.cancel()
         assert (await task.status()).status == "cancelled"
+        # The batch's requests in flight are dropped: every held answer sees its client hang up.
+        await until(lambda: fake.waiting == 0 and fake.abandoned >= 1, "the cancelled requests to hang up")
         asked = fake.request_count
-        fake.stall.set()  # the requests in flight when it was cancelled are answered; no new ones follow
+        fake.stall.set()
         # A later call asks upstream once more: had the batch kept going, its requests would be counted too.
         await client.call_tool("predict_origin", {"name": "zz-after-cancel"})
         await until(lambda: fake.request_count >= asked + 1, "the later call's request")
