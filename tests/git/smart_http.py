@@ -51,6 +51,11 @@ class SmartHttpRemote:
     root: Path
     token: str = TOKEN
     requests: list[Recorded] = field(default_factory=list)
+    # A remote that stalls mid-download: while this event is not set, an answer over 100 kB (the pack of a
+    # fetch) stops after its first half until the event is set or the remote stops.
+    stall: threading.Event | None = None
+    stalled: threading.Event = field(default_factory=threading.Event)  # set once an answer is held
+    _stopping: threading.Event = field(default_factory=threading.Event)
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -68,6 +73,7 @@ class SmartHttpRemote:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -156,7 +162,18 @@ def _handler(remote: SmartHttpRemote) -> type[BaseHTTPRequestHandler]:
                 self.send_header(name, value)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
-            self.wfile.write(payload)
+            if remote.stall is not None and len(payload) > 100_000 and not remote.stall.is_set():
+                half = len(payload) // 2
+                self.wfile.write(payload[:half])
+                self.wfile.flush()
+                remote.stalled.set()
+                while not remote.stall.wait(0.05) and not remote._stopping.is_set():
+                    pass
+                payload = payload[half:]
+            try:
+                self.wfile.write(payload)
+            except OSError:  # the client went away while the answer was held
+                self.close_connection = True
 
         def _read_chunked(self) -> bytes:
             chunks = []

@@ -41,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import select
 import socket
 import struct
 import threading
@@ -204,6 +205,11 @@ class FakeNationalize:
     free_limit: int = FREE_LIMIT
     window_seconds: int = 86_400
     latency: float = 0.0  # added to every answer
+    # A stalled upstream: while this event is not set, every answer waits for it (or for the fake to stop),
+    # however long that is. Requests are recorded when they arrive, so a test sees what is waiting.
+    stall: threading.Event | None = None
+    waiting: int = 0  # answers being held by the stall now
+    abandoned: int = 0  # held answers whose client hung up before the stall ended
     echo_key: bool = False  # error texts quote the apikey asked with (a careless upstream)
     echo_as: EchoForm = "raw"
     faulty: dict[str, Fault] = field(default_factory=dict)  # a request asking one of these names: its fault
@@ -337,6 +343,8 @@ class _Handler(BaseHTTPRequestHandler):
             )
         if fake.latency:
             fake.stopping.wait(fake.latency)
+        if fake.stall is not None and not fake.stall.is_set() and self._stalled_until_released():
+            return
         if fault is not None and fault.kind != "headers":
             self._faulted(fault, names, batch, apikey)
             return
@@ -371,6 +379,25 @@ class _Handler(BaseHTTPRequestHandler):
             fault.headers if fault is not None and fault.headers is not None else self._quota_headers(quota)
         )
         self._json(200, answers if batch else answers[0], headers)
+
+    def _stalled_until_released(self) -> bool:
+        """Hold this answer while ``fake.stall`` is not set; True when the client hung up meanwhile (counted
+        in ``fake.abandoned``: a cancelled caller closes its connection)."""
+        fake = self.fake
+        with fake._lock:
+            fake.waiting += 1
+        try:
+            while fake.stall is not None and not fake.stall.wait(0.02) and not fake.stopping.is_set():
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                    with fake._lock:
+                        fake.abandoned += 1
+                    self.close_connection = True
+                    return True
+            return False
+        finally:
+            with fake._lock:
+                fake.waiting -= 1
 
     def _faulted(self, fault: Fault, names: tuple[str, ...], batch: bool, apikey: str | None) -> None:
         """Answer as ``fault`` says instead of as the contract does."""

@@ -48,6 +48,7 @@ def make_server(
     offline: bool = False,
     exposure: Exposure | None = None,
     clock: ManualClock | None = None,
+    tasks: bool = False,
     **limits: Any,
 ) -> FastMCP:
     settings = Settings(
@@ -57,6 +58,7 @@ def make_server(
         offline=offline,
         limits=replace(FAST, **limits),
         exposure=exposure or Exposure(),
+        tasks=tasks,
     )
     return create_server(settings, clock=clock) if clock else create_server(settings)
 

@@ -3,6 +3,10 @@
 * 2025-11-25 connections: a server-initiated ``elicitation/create`` request (``ctx.elicit``).
 * 2026-07-28 connections have no back-channel: the tool returns an ``InputRequiredResult`` carrying the
   elicitation; the client asks the user and retries the call with the answer in ``input_responses``.
+* A call running as an MCP task (``--tasks``, :mod:`dockyard_shared.long_calls`; 2026-07-28 only) asks the
+  same way: the returned ``InputRequiredResult`` puts the task in ``input_required``, the client answers with
+  ``tasks/update`` and the tool runs again with the answer in ``input_responses``. Such a call runs as a task
+  only for a client that declared elicitation (the worker cannot see the client's capabilities).
 * A client that declared no elicitation capability cannot ask the user.
 
 A ``confirm=true`` argument is something the model can set by itself, so it is not the user's consent.
@@ -21,6 +25,7 @@ the operator can enable it. Usage in a tool, whose ``confirm`` parameter is type
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 from typing import Annotated
 
@@ -33,7 +38,7 @@ from .fastmcp_compat import is_modern_protocol
 from .problems import PermissionDenied
 from .toolsets import Exposure
 
-__all__ = ["Confirm", "Confirmation", "ask_to_confirm", "require_confirmation"]
+__all__ = ["Confirm", "Confirmation", "ask_to_confirm", "client_can_elicit", "require_confirmation"]
 
 # The parameter every destructive tool takes (``confirm: Confirm = False``), described the same way everywhere.
 Confirm = Annotated[bool, Field(description="The user agreed; counts only with --trust-model-confirmation.")]
@@ -56,6 +61,12 @@ class Confirmation(StrEnum):
     UNSUPPORTED = "unsupported"
 
 
+def _running_as_task() -> bool:
+    """Is this call running as an MCP task? Only a server started with --tasks has imported fastmcp_tasks."""
+    tasks_context = sys.modules.get("fastmcp_tasks.context")
+    return tasks_context is not None and tasks_context.get_task_context() is not None
+
+
 def _client_can_elicit(ctx: Context) -> bool:
     try:
         capabilities = ctx.session.client_capabilities
@@ -64,8 +75,14 @@ def _client_can_elicit(ctx: Context) -> bool:
     return bool(capabilities is not None and getattr(capabilities, "elicitation", None) is not None)
 
 
+def client_can_elicit(ctx: Context) -> bool:
+    """Did the client declare the elicitation capability (so it can ask its user)?"""
+    return _client_can_elicit(ctx)
+
+
 async def ask_to_confirm(ctx: Context, message: str) -> Confirmation | mt.InputRequiredResult:
-    if is_modern_protocol(ctx):
+    as_task = _running_as_task()
+    if as_task or is_modern_protocol(ctx):
         responses = ctx.input_responses or {}
         if _KEY in responses:
             response = responses[_KEY]
@@ -74,7 +91,7 @@ async def ask_to_confirm(ctx: Context, message: str) -> Confirmation | mt.InputR
                 and (getattr(response, "content", None) or {}).get("confirm") is True
             )
             return Confirmation.ACCEPTED if accepted else Confirmation.DECLINED
-        if not _client_can_elicit(ctx):
+        if not as_task and not _client_can_elicit(ctx):  # a task: the client's elicitation was checked
             return Confirmation.UNSUPPORTED
         request = mt.ElicitRequest(
             params=mt.ElicitRequestFormParams(message=message, requested_schema=_SCHEMA)

@@ -12,9 +12,10 @@ or prompt raised into an error the model can act on:
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ __all__ = [
     "problem_from_os_error",
     "scrub_paths",
     "tool_error",
+    "worded_failures",
 ]
 
 log = logging.getLogger("dockyard")
@@ -186,6 +188,24 @@ def _has_unpaired_surrogate(value: Any) -> bool:
     if isinstance(value, (list, tuple)):
         return any(_has_unpaired_surrogate(v) for v in value)
     return False
+
+
+def worded_failures(fn: Callable[..., Awaitable[Any]], name: str) -> Callable[..., Awaitable[Any]]:
+    """The async tool function ``fn`` raising its failures worded for the model, as
+    :class:`ProblemMiddleware` words them. For a tool that may run as an MCP task (``--tasks``): the task's
+    worker calls the function without the middleware chain, and would otherwise hide every failure behind
+    "Error calling tool". In a plain call the middleware lets the already worded error through."""
+
+    @functools.wraps(fn)
+    async def worded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await fn(*args, **kwargs)
+        except Exception as error:
+            if _passes_through(error):
+                raise
+            raise _rewrite(error, "tool", name, ToolError) from None
+
+    return worded
 
 
 class ProblemMiddleware(Middleware):

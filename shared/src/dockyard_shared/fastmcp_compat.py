@@ -6,7 +6,7 @@ when an upgrade breaks it. Nothing outside this module touches a private attribu
 an upgrade is checked by running the tests listed here (``uv run pytest tests/shared/test_fastmcp_compat.py``
 first: it checks each assumption directly).
 
-Checked on: fastmcp 4.1.2, mcp 2.3.0 (mcp-types 2.3.0), uvicorn 0.54.0 (pinned to 0.54.x in
+Checked on: fastmcp 4.1.4 (4.1.2 before fastmcp-tasks pinned it), mcp 2.3.0 (mcp-types 2.3.0), uvicorn 0.54.0 (pinned to 0.54.x in
 ``shared/pyproject.toml``), h11 0.16.0.
 
 uvicorn and h11 are imported only by the shim that needs them (HTTP only); ``toolsets``, which

@@ -210,6 +210,10 @@ class ToolRegistrar:
         from .fastmcp_compat import described
         from .icons import tool_icons
 
+        if options.get("task") is not None:  # may run as an MCP task, outside ProblemMiddleware
+            from .errors import worded_failures
+
+            fn = worded_failures(fn, name)
         if "icons" not in options:  # the server's icon, so a host that shows tool icons shows whose it is
             options["icons"] = tool_icons(self.server.icons)
         return self.server.tool(described(fn, options), **options)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from fastmcp import FastMCP
 
@@ -70,6 +71,7 @@ def instructions(served: tuple[str, ...]) -> str:
 def create_server(settings: Settings) -> FastMCP:
     git = GitContext.from_settings(settings)
     server = new_server("dockyard-git", instructions="", distribution="dockyard-git")  # set once installed
+    task = _serve_tasks(server) if settings.tasks else None
     served = install(
         server,
         settings.exposure,
@@ -79,7 +81,7 @@ def create_server(settings: Settings) -> FastMCP:
             WRITE: lambda registrar: _toolset("write").register(registrar, git),
             GITHUB: lambda registrar: _toolset("github").register(registrar, git),
             REMOTE: lambda registrar: _toolset("remote").register(
-                registrar, git, writes=writes_served(settings.exposure)
+                registrar, git, writes=writes_served(settings.exposure), task=task
             ),
             WORKTREES: lambda registrar: _toolset("worktrees").register(registrar, git),
             MERGING: lambda registrar: _toolset("merging").register(registrar, git),
@@ -113,6 +115,16 @@ def roots_present(roots: tuple[Path, ...]) -> str:
     if missing:
         raise FileNotFoundError(f"root folder gone: {', '.join(missing)}")
     return f"{len(roots)} root folder(s) present"
+
+
+def _serve_tasks(server: FastMCP) -> Any:
+    """Serve the tasks extension (``--tasks``); return the remote tools' task configuration."""
+    from dockyard_shared.long_calls import LongCalls, task_config  # pydocket: only with --tasks
+
+    long_calls = LongCalls("dockyard-git")
+    long_calls.may_ask_the_user("git_push")  # a protected branch or force-with-lease: the user confirms
+    server.add_extension(long_calls)
+    return task_config()
 
 
 def _toolset(name: str) -> ModuleType:

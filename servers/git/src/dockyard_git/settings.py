@@ -146,6 +146,9 @@ class Settings:
     limits: Limits = field(default_factory=Limits)
     remote: RemoteSettings = field(default_factory=RemoteSettings)
     tag_signatures: TagSignatures = field(default_factory=TagSignatures)
+    tasks: bool = (
+        False  # serve the MCP tasks extension: fetch, pull and push as tasks (dockyard_shared.long_calls)
+    )
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -192,6 +195,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         max_remote_git_processes=args.max_remote_git_processes,
         remote=remote_settings_from(args),
         tag_signatures=tag_signatures_from(args),
+        tasks=args.tasks,
     )
 
 
@@ -377,6 +381,12 @@ def add_remote_arguments(parser: argparse.ArgumentParser) -> None:
         default=defaults.timeout_s,
         metavar="SECONDS",
         help="time limit of one fetch, pull or push",
+    )
+    group.add_argument(
+        "--tasks",
+        action="store_true",
+        help="serve the MCP tasks extension: git_fetch, git_pull and git_push run as tasks a client that "
+        "supports it polls and can cancel (2026-07-28 protocol; other clients get plain calls)",
     )
     group.add_argument(
         "--max-remote-git-processes",

@@ -417,6 +417,20 @@ class Predictor:
             note=note,
         )
 
+    async def names_to_fetch(self, names: Sequence[str], offset: int = 0) -> int:
+        """How many distinct valid names of ``names[offset:]`` a batch would ask nationalize.io for (0 when
+        offline, or when the cache answers them all); reads the cache, fetches nothing."""
+        if self.upstream is None or (offset > 0 and self.cache is not None):  # a later page: cache only
+            return 0
+        limits = self.limits
+        window = names[offset:] if 0 <= offset < len(names) else []
+        distinct = list(
+            dict.fromkeys(
+                normalise(raw) for raw in window if invalid_reason(raw, limits.max_name_chars) is None
+            )
+        )
+        return len(distinct) - len(await self._cached(distinct))
+
     async def cached_names(self, prefix: str, limit: int = 20) -> list[str]:
         """Cached names starting with ``prefix`` (for completions); nothing is fetched."""
         key = normalise(prefix)[: self.limits.max_name_chars]

@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fastmcp import FastMCP
 from fastmcp.server.lifespan import lifespan
@@ -140,12 +140,13 @@ def create_server(
         distribution="dockyard-name-origin",
         lifespan=close_http_client,
     )
+    task = _serve_tasks(server, predictor) if settings.tasks else None
     predict_set, traits_set = TOOLSETS
     install(
         server,
         settings.exposure,
         {
-            predict_set: partial(predict_tools.register, predictor=predictor),
+            predict_set: partial(predict_tools.register, predictor=predictor, task=task),
             traits_set: partial(trait_tools.register, traits=traits),
         },
     )
@@ -260,6 +261,24 @@ def _share_limits(upstream: NationalizeClient, engine, settings: Settings, clock
     upstream.breaker = SharedBreaker(
         ledger, threshold=limits.breaker_threshold, cooldown=limits.breaker_cooldown, clock=clock
     )
+
+
+def _serve_tasks(server: FastMCP, predictor: Predictor) -> Any:
+    """Serve the tasks extension (``--tasks``); return batch_predict's task configuration. A batch runs as
+    a task only when it must ask nationalize.io: names the cache answers come back at once."""
+    from dockyard_shared.long_calls import LongCalls, task_config  # pydocket: only with --tasks
+
+    long_calls = LongCalls("dockyard-name-origin")
+
+    async def must_fetch(arguments: Mapping[str, Any]) -> bool:
+        names, offset = arguments["names"], arguments.get("offset") or 0
+        if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+            return False  # the tool refuses them, in place
+        return await predictor.names_to_fetch(names, int(offset)) > 0
+
+    long_calls.decide("batch_predict", must_fetch)
+    server.add_extension(long_calls)
+    return task_config()
 
 
 def _open_cache(url: str, ttl_days: float) -> PredictionCache:

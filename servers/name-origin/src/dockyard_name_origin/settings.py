@@ -79,6 +79,7 @@ class Settings:
     cache_url: str | None = field(default=None, repr=False)  # None: no cache; may hold a password
     cache_ttl_days: float = 30.0
     offline: bool = False
+    tasks: bool = False  # serve the MCP tasks extension (dockyard_shared.long_calls)
     limits: Limits = field(default_factory=Limits)
     exposure: Exposure = field(default_factory=Exposure)
 
@@ -113,6 +114,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--offline", action="store_true", help="answer from the cache only; never call nationalize.io"
+    )
+    parser.add_argument(
+        "--tasks",
+        action="store_true",
+        help="serve the MCP tasks extension: a batch_predict that must ask nationalize.io runs as a task the "
+        "client polls and can cancel (clients that declare it, 2026-07-28 protocol; others get plain calls)",
     )
 
 
@@ -151,5 +158,6 @@ def settings_from(args: argparse.Namespace) -> Settings:
         cache_url=cache_url,
         cache_ttl_days=args.cache_ttl,
         offline=args.offline,
+        tasks=args.tasks,
         exposure=exposure_from(args),
     )

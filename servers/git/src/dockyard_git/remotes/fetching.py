@@ -8,6 +8,7 @@ from dockyard_shared import Conflict, InvalidArgument, LimitExceeded, NotFound, 
 from dockyard_shared.untrusted import fence
 from dockyard_shared.words import plural
 
+from ..gitcmd import running_processes
 from ..repos import Repository
 from .context import RemoteContext
 from .models import (
@@ -21,6 +22,20 @@ _MAX_MOVED = 50  # refs listed by a fetch
 _SUBJECT = 200
 _SHOWN_COMMITS = 20  # brought in by a pull
 _DIVERGED_SHOWN = 5  # each side of a refused pull
+
+
+def _call_cancelled() -> bool:
+    """Was this tool call cancelled (a cancelled request or task): its git processes were killed."""
+    return bool(getattr(running_processes.get(), "cancelled", False))
+
+
+def _remove_partial_download(packs: Path, before: set[Path]) -> None:
+    """A killed fetch leaves the pack it was receiving (``tmp_pack_*``, and ``tmp_idx_*`` or ``tmp_rev_*``
+    if it got that far): remove what appeared during this call. Runs after the git process group was
+    killed. Another fetch of the same repository running at that very moment (both hold the lock shared)
+    would lose its download and fail; a retry of it succeeds."""
+    for leftover in set(packs.glob("tmp_*")) - before:
+        leftover.unlink(missing_ok=True)
 
 
 class Fetching:
@@ -69,10 +84,14 @@ class Fetching:
             ).text.strip()
         )
         partial = set(packs.glob("tmp_pack_*"))
+        before_call = set(packs.glob("tmp_*"))
         try:
             self.ctx.on_network(repo, args, self.ctx.access.network(name, [url], fetching=True), [url])
-        except Problem:
-            self._over_the_size_limit(packs, partial, url.shown)
+        except BaseException as error:
+            if _call_cancelled():
+                _remove_partial_download(packs, before_call)
+            if isinstance(error, Problem):
+                self._over_the_size_limit(packs, partial, url.shown)
             raise
         after = self.ctx.refs(repo, prefix)
         moved = []

@@ -3,7 +3,7 @@ too — fast-forward pull and push. A force-with-lease, or a push to a protected
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import mcp.types as mt
 from fastmcp import Context
@@ -33,8 +33,9 @@ PUSHES = mt.ToolAnnotations(
 Remote = Annotated[str | None, optional("string", "Default: the branch's upstream remote, else origin.")]
 
 
-def register(registrar: ToolRegistrar, git: GitContext, *, writes: bool) -> None:
-    """``writes``: the write toolset is on too, so git_pull and git_push are served."""
+def register(registrar: ToolRegistrar, git: GitContext, *, writes: bool, task: Any = None) -> None:
+    """``writes``: the write toolset is on too, so git_pull and git_push are served. ``task``: the task
+    configuration of fetch, pull and push when the server serves the tasks extension (--tasks)."""
 
     @registrar.tool(annotations=READ_ONLY)
     async def git_remotes(repo_path: RepoPath = None) -> RemotesResult:
@@ -48,7 +49,7 @@ def register(registrar: ToolRegistrar, git: GitContext, *, writes: bool) -> None
         """
         return await git.on_remote(repo_path, lambda remotes, repo: remotes.listing.remotes(repo))
 
-    @registrar.tool(annotations=FETCHES)
+    @registrar.tool(annotations=FETCHES, task=task)
     async def git_fetch(
         remote: Remote = None,
         prune: Annotated[
@@ -70,7 +71,7 @@ def register(registrar: ToolRegistrar, git: GitContext, *, writes: bool) -> None
     if not writes:
         return
 
-    @registrar.tool(annotations=FETCHES)
+    @registrar.tool(annotations=FETCHES, task=task)
     async def git_pull(
         remote: Remote = None,
         branch: Annotated[str | None, optional("string", "Remote branch; default: the upstream.")] = None,
@@ -87,7 +88,7 @@ def register(registrar: ToolRegistrar, git: GitContext, *, writes: bool) -> None
             repo_path, lambda remotes, repo: remotes.fetching.pull(repo, remote, branch)
         )
 
-    @registrar.tool(annotations=PUSHES)
+    @registrar.tool(annotations=PUSHES, task=task)
     async def git_push(
         remote: Remote = None,
         branch: Annotated[str | None, optional("string", "Local branch; default: the current one.")] = None,

@@ -1,6 +1,6 @@
 """The ``predict`` toolset: predict_origin, batch_predict and quota_status, each one call into the Predictor."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastmcp import Context
 from fastmcp.dependencies import CurrentContext
@@ -16,7 +16,8 @@ from ..predict import Predictor
 __all__ = ["register"]
 
 
-def register(registrar: ToolRegistrar, predictor: Predictor) -> None:
+def register(registrar: ToolRegistrar, predictor: Predictor, *, task: Any = None) -> None:
+    """``task``: batch_predict's task configuration when the server serves the tasks extension."""
     limits = predictor.limits
 
     @registrar.tool(annotations=OPEN_WORLD)
@@ -34,7 +35,7 @@ def register(registrar: ToolRegistrar, predictor: Predictor) -> None:
         """
         return await predictor.predict_one(name)
 
-    @registrar.tool(annotations=OPEN_WORLD)
+    @registrar.tool(annotations=OPEN_WORLD, task=task)
     async def batch_predict(
         names: Annotated[list[str], Field(description=f"Up to {limits.max_names:,}.")],
         offset: Annotated[int, Field(description="From next_offset.", ge=0)] = 0,
