@@ -324,7 +324,7 @@ async def test_lists_cap_titles_and_labels_with_a_way_to_the_rest(repo, fake):
     assert len(summary["title"]) < 1_000 and summary["url"] in summary["title"].rsplit("</untrusted-data>")[1]
     assert summary["labels"] == [f"area-{i}" for i in range(10)] and summary["labels_not_shown"] == 40
     assert len(detail["labels"]) == 30 and detail["labels_not_shown"] == 20
-    assert "20 more label(s)" in detail["note"] and detail["url"] in detail["note"]
+    assert "20 more labels" in detail["note"] and detail["url"] in detail["note"]
 
 
 # -- the token ---------------------------------------------------------------------------------
