@@ -42,7 +42,7 @@ async def test_stdio_read_only_serves_only_reads(sqlite_url):
 
 
 async def test_the_default_database_lives_in_the_user_data_directory(tmp_path):
-    launch = Launch("dockyard-tasks", (), env={"XDG_DATA_HOME": str(tmp_path)})
+    launch = Launch("dockyard-tasks", ("--toolsets", "all"), env={"XDG_DATA_HOME": str(tmp_path)})
     async with open_session(launch) as session:
         await session.call_ok("create_project", {"key": "HOME", "name": "Home"})
     assert (tmp_path / "dockyard" / "tasks" / "tasks.db").is_file()
