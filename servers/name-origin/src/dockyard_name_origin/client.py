@@ -372,16 +372,9 @@ def _error_text(body: bytes) -> str | None:
     return str(text)[:200] if text else None
 
 
-def parse_answers(
-    body: bytes,
-    content_type: str,
-    asked: Sequence[str],
-    *,
-    batch: bool,
-    normalise: Callable[[str], str],
-    fetched_at: datetime,
-) -> list[Answer]:
-    """The answers in ``body`` for the names ``asked`` (normalised), or :class:`UpstreamFault`."""
+def answer_items(body: bytes, content_type: str, asked: Sequence[str], *, batch: bool) -> list:
+    """The JSON items of a Demografix answer, one per name ``asked``, or :class:`UpstreamFault`: the
+    checks nationalize.io, genderize.io and agify.io answers share before each item is read."""
     media_type = content_type.split(";", 1)[0].strip().lower()
     if media_type != "application/json":
         raise UpstreamFault(f"its content type was {media_type[:60] or 'missing'!r}, not JSON")
@@ -394,6 +387,20 @@ def parse_answers(
     items = value if batch else [value]
     if not isinstance(items, list) or len(items) != len(asked):
         raise UpstreamFault(f"it did not hold one answer for each of the {len(asked)} names asked")
+    return items
+
+
+def parse_answers(
+    body: bytes,
+    content_type: str,
+    asked: Sequence[str],
+    *,
+    batch: bool,
+    normalise: Callable[[str], str],
+    fetched_at: datetime,
+) -> list[Answer]:
+    """The answers in ``body`` for the names ``asked`` (normalised), or :class:`UpstreamFault`."""
+    items = answer_items(body, content_type, asked, batch=batch)
     answers = []
     for position, (item, name) in enumerate(zip(items, asked, strict=True), start=1):
         answer = _answer(item, fetched_at)

@@ -14,7 +14,6 @@ country, or none, is an upstream fault, never passed through as localised.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from contextvars import ContextVar
@@ -24,7 +23,7 @@ from typing import Any, Literal
 
 from dockyard_shared import Problem
 
-from .client import SERVICE, NationalizeClient, Request, UpstreamFault
+from .client import SERVICE, NationalizeClient, Request, UpstreamFault, answer_items
 from .resilience import Deadline
 from .upstream_values import MAX_COUNT
 
@@ -116,18 +115,7 @@ def parse_traits(
     fetched_at: datetime,
 ) -> list[Trait]:
     """The answers in ``body`` for the names ``asked`` (normalised), or :class:`UpstreamFault`."""
-    media_type = content_type.split(";", 1)[0].strip().lower()
-    if media_type != "application/json":
-        raise UpstreamFault(f"its content type was {media_type[:60] or 'missing'!r}, not JSON")
-    try:
-        value = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise UpstreamFault("its body was not valid JSON") from None
-    except RecursionError:
-        raise UpstreamFault("its JSON was nested too deeply to be an answer") from None
-    items = value if batch else [value]
-    if not isinstance(items, list) or len(items) != len(asked):
-        raise UpstreamFault(f"it did not hold one answer for each of the {len(asked)} names asked")
+    items = answer_items(body, content_type, asked, batch=batch)
     traits = []
     for position, (item, name) in enumerate(zip(items, asked, strict=True), start=1):
         trait = _trait(kind, item, fetched_at)
