@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from dockyard_shared.runner import _start_up_without_collections, tune_garbage_collector
+from dockyard_shared.gc_tuning import start_up_without_collections, tune_garbage_collector
 
 
 def test_start_up_objects_are_frozen_and_young_collections_are_rarer():
@@ -45,7 +45,7 @@ def test_garbage_cycles_made_after_tuning_are_still_collected():
 def test_start_up_pauses_collection_and_resumes_it_even_when_building_fails():
     threshold = gc.get_threshold()
     try:
-        with pytest.raises(RuntimeError), _start_up_without_collections():
+        with pytest.raises(RuntimeError), start_up_without_collections():
             assert not gc.isenabled()
             raise RuntimeError("a bad flag found while building")
         assert gc.isenabled()

@@ -61,3 +61,20 @@ async def test_subscribers_are_told_to_catch_up_after_the_listen_connection_is_c
         assert "telling every subscriber to catch up" in caplog.text
     finally:
         other.close()
+
+
+async def test_the_listen_connection_ends_with_the_server(postgres_url, era):
+    """The LISTEN thread belongs to the running server: once its last session ends (the lifespan closes)
+    the connection is gone, instead of reconnecting for ever to a database the server no longer serves;
+    a later session starts hearing changes again."""
+    replica = make_server(postgres_url, demo=True)
+    for _ in range(2):
+        inbox = Inbox()
+        async with (
+            open_session(replica, era=era, message_handler=inbox.handle) as session,
+            inbox.subscribed(session, ["task://TASK-4"]),
+        ):
+            await wait_for_backends(postgres_url)
+        with anyio.fail_after(30):
+            while listen_backends(postgres_url):
+                await anyio.sleep(0.05)

@@ -6,9 +6,10 @@ opens after ``initialize`` (``opening.py``), so its types are imported for type 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fastmcp import FastMCP
+from fastmcp.server.lifespan import lifespan
 
 from dockyard_shared.observe import add_health_check
 from dockyard_shared.server import new_server
@@ -25,7 +26,7 @@ from .subscriptions import Subscriptions
 from .toolsets import github, manage, read, write
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import AsyncIterator, Iterator
 
     from .store import TaskStore
 
@@ -57,9 +58,19 @@ def create_server(settings: Settings, *, store: TaskStore | None = None) -> Fast
     elif settings.demo:
         seed_demo(store)
     actors = Actors(settings.actor, settings.actors, signed_in=settings.signed_in)
+    subscriptions: Subscriptions | None = None
+
+    @lifespan
+    async def stop_hearing_changes(_server: FastMCP) -> AsyncIterator[dict[str, Any]]:
+        try:
+            yield {}
+        finally:
+            if subscriptions is not None:
+                await subscriptions.close()
+
     server = new_server(
-        "dockyard-tasks", instructions="", distribution="dockyard-tasks"
-    )  # set once installed
+        "dockyard-tasks", instructions="", distribution="dockyard-tasks", lifespan=stop_hearing_changes
+    )  # instructions set once installed
     served = install(
         server,
         settings.exposure,
@@ -77,7 +88,7 @@ def create_server(settings: Settings, *, store: TaskStore | None = None) -> Fast
     resources.register(server, store)
     prompts.register(server, store, served)
     feed = ChangeFeed(store)
-    Subscriptions(server, feed, settings.subscriptions)
+    subscriptions = Subscriptions(server, feed, settings.subscriptions)
     add_health_check(server, "database", lambda: database_state(store))
     if feed.listening is not None:
         add_health_check(server, "change notices (LISTEN)", lambda: listen_state(feed))

@@ -118,6 +118,16 @@ class Subscriptions:
             self._unsubscribe_feed = self.feed.subscribe(self._changed)
             self.feed.start()
 
+    async def close(self) -> None:
+        """The server stopped (its lifespan ended): stop hearing changes, so the LISTEN thread does not
+        outlive the server (reconnecting to a database that may be gone). The next subscription, if the
+        server starts again, attaches afresh."""
+        if self._unsubscribe_feed is not None:
+            self._unsubscribe_feed()
+            self._unsubscribe_feed = None
+        self.loop = None
+        await asyncio.to_thread(self.feed.stop)
+
     def _check_room(self, adding: int) -> None:
         if self.interest.count + adding > self.limits.uris:
             raise MCPError(
