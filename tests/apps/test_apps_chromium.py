@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from fastmcp import FastMCP
 
+from dockyard_shared.apps import UI_MIME, add_view, bridge_script, view_meta
 from tests.apps.fixtures import OpenView
 from tests.apps.toy_server import build
 
@@ -60,3 +61,57 @@ async def test_view_sees_a_pushed_result(open_view: OpenView, toy: FastMCP) -> N
     newer = await view.peer.call_tool("greet", {"name": "Grace"})
     await view.send_tool_result(newer)
     await view.wait_for_text("#name", "Grace")
+
+
+async def test_a_tool_error_reaches_the_view(open_view: OpenView, toy: FastMCP) -> None:
+    view = await open_view(toy, "greet", {"name": ""})
+    await view.wait_for("#shout:not([disabled])")
+    await view.click("#shout")
+    assert "nothing to shout" in await view.wait_for_text("#shouted", "nothing to shout")
+    assert await view.attribute("#answer", "data-error") == "1"
+
+
+async def test_a_view_that_loads_from_outside_is_caught(open_view: OpenView) -> None:
+    """The host's CSP allows no origin: a view that is not self-contained shows up in view.errors."""
+    server = FastMCP("leaky")
+    html = (
+        "<!doctype html><html><head><title>leaky</title><script>"
+        + bridge_script()
+        + "</script></head><body><img id=logo src='http://127.0.0.1:9/logo.png'></body></html>"
+    )
+    add_view(server, "ui://leaky/view", html, name="leaky", description="loads an image from outside")
+
+    @server.tool(meta=view_meta("ui://leaky/view"))
+    def leak() -> str:
+        """A tool whose view is not self-contained."""
+        return "leak"
+
+    view = await open_view(server, "leak")
+    await view.wait_for("#logo", state="attached")
+    assert "127.0.0.1:9/logo.png" in await view.wait_for_error("Content Security Policy")
+    with pytest.raises(AssertionError, match="Content Security Policy"):
+        view.assert_no_errors()
+
+
+async def test_the_bridge_reaches_the_host(open_view: OpenView, toy: FastMCP) -> None:
+    """The rest of the bridge's API, through the SDK's AppBridge: resources/read (over MCP), open-link,
+    message, log; and tool input as the host sent it."""
+    view = await open_view(toy, "greet", {"name": "Ada"})
+    await view.wait_for_text("#name", "Ada")
+    mime = await view.evaluate(
+        "() => dockyardApp.readResource('ui://toy/greeting').then(r => r.contents[0].mimeType)"
+    )
+    assert mime == UI_MIME
+    assert await view.evaluate("() => new Promise(r => dockyardApp.onToolInput(r))") == {"name": "Ada"}
+    await view.evaluate(
+        "() => Promise.all([dockyardApp.openLink('https://example.org/'), dockyardApp.sendMessage('hi')])"
+    )
+    await view.evaluate("() => dockyardApp.log('info', {step: 1})")
+    (link,) = await view.events("open-link")
+    assert link["params"] == {"url": "https://example.org/"}
+    (message,) = await view.events("message")
+    assert message["params"]["content"] == [{"type": "text", "text": "hi"}]
+    (log,) = await view.wait_for_event("log")
+    assert log["params"] == {"level": "info", "data": {"step": 1}}
+    assert [read["params"]["uri"] for read in await view.events("resources/read")] == ["ui://toy/greeting"]
+    view.assert_no_errors()
