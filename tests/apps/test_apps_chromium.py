@@ -115,3 +115,25 @@ async def test_the_bridge_reaches_the_host(open_view: OpenView, toy: FastMCP) ->
     assert log["params"] == {"level": "info", "data": {"step": 1}}
     assert [read["params"]["uri"] for read in await view.events("resources/read")] == ["ui://toy/greeting"]
     view.assert_no_errors()
+
+
+async def test_the_hostile_check_catches_an_unescaped_view(open_view: OpenView) -> None:
+    """The control for the escaping tests: a view that puts a value into innerHTML does run the hostile
+    handler under the host's CSP, so `window.__pwned` stays unset only where a view escapes."""
+    server = FastMCP("careless")
+    html = (
+        "<!doctype html><html><head><title>careless</title><script>"
+        + bridge_script()
+        + "</script></head><body><p id=out></p><script>dockyardApp.onToolResult(function (r) {"
+        " document.getElementById('out').innerHTML = r.structuredContent.result; });</script></body></html>"
+    )
+    add_view(server, "ui://careless/view", html, name="careless", description="does not escape")
+
+    @server.tool(meta=view_meta("ui://careless/view"))
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    view = await open_view(server, "echo", {"text": HOSTILE})
+    await view.wait_for("#out img", state="attached")
+    await view.run(lambda page, frame: frame.wait_for_function("() => window.__pwned === 1"))
