@@ -121,13 +121,14 @@
   app.onToolCancelled = on("cancelled");
   app.onHostContext = on("context");
   app.onTeardown = function (cb) { (subs.teardown = subs.teardown || []).push(cb); };
-  app.callTool = function (name, args) {
-    return app.ready.then(function () { return request("tools/call", { name: name, arguments: args || {} }); });
-  };
-  app.readResource = function (uri) { return request("resources/read", { uri: uri }); };
-  app.openLink = function (url) { return request("ui/open-link", { url: url }); };
+  function after(method, params) { // hosts refuse requests before the handshake is done
+    return app.ready.then(function () { return request(method, params); });
+  }
+  app.callTool = function (name, args) { return after("tools/call", { name: name, arguments: args || {} }); };
+  app.readResource = function (uri) { return after("resources/read", { uri: uri }); };
+  app.openLink = function (url) { return after("ui/open-link", { url: url }); };
   app.sendMessage = function (text) {
-    return request("ui/message", { role: "user", content: [{ type: "text", text: String(text) }] });
+    return after("ui/message", { role: "user", content: [{ type: "text", text: String(text) }] });
   };
   app.log = function (level, data) { notify("notifications/message", { level: level, data: data }); };
   app.requestTeardown = function () { notify("ui/notifications/request-teardown"); };
