@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 from fastmcp import FastMCP
+from fastmcp.utilities.tests import run_server_async
 
 from dockyard_shared.apps import UI_MIME, add_view, bridge_script, view_meta
 from tests.apps.fixtures import OpenView
+from tests.apps.host import apps_client
 from tests.apps.toy_server import build
 
 HOSTILE = """<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script>"""
@@ -137,3 +139,15 @@ async def test_the_hostile_check_catches_an_unescaped_view(open_view: OpenView) 
     view = await open_view(server, "echo", {"text": HOSTILE})
     await view.wait_for("#out img", state="attached")
     await view.run(lambda page, frame: frame.wait_for_function("() => window.__pwned === 1"))
+
+
+async def test_view_over_streamable_http(open_view: OpenView, toy: FastMCP, era: str) -> None:
+    """The same view with the host's session over Streamable HTTP (a client the test opened, as a
+    server's own HTTP tests would pass it)."""
+    async with run_server_async(toy) as url, apps_client(url, era=era) as client:
+        view = await open_view(client, "greet", {"name": "Ada"})
+        assert view.tool_result["structuredContent"]["shown_as_view"] is True
+        await view.wait_for_text("#name", "Ada")
+        await view.click("#shout")
+        assert await view.wait_for_text("#shouted", "ADA!") == "ADA!"
+        view.assert_no_errors()
