@@ -10,7 +10,7 @@ from fastmcp.utilities.tests import run_server_async
 
 from dockyard_shared.apps import UI_MIME, add_view, bridge_script, view_meta
 from tests.apps.fixtures import OpenView
-from tests.apps.host import apps_client
+from tests.apps.host import BrowserThread, apps_client
 from tests.apps.toy_server import build
 
 HOSTILE = """<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script>"""
@@ -151,3 +151,20 @@ async def test_view_over_streamable_http(open_view: OpenView, toy: FastMCP, era:
         await view.click("#shout")
         assert await view.wait_for_text("#shouted", "ADA!") == "ADA!"
         view.assert_no_errors()
+
+
+async def test_a_view_opened_outside_a_host_knows_it(view_browser: BrowserThread, toy: FastMCP) -> None:
+    """A view's page opened on its own (no host frame above it): `ready` rejects at once, so a page that
+    also serves outside a host (a plain web page) can fall back instead of waiting forever."""
+    async with apps_client(toy) as client:
+        html = (await client.read_resource_mcp("ui://toy/greeting")).contents[0].text
+
+    async def outside() -> str:
+        page = await view_browser.browser.new_page()
+        try:
+            await page.set_content(html)
+            return await page.evaluate("() => dockyardApp.ready.then(() => 'ready', (e) => e.message)")
+        finally:
+            await page.close()
+
+    assert await view_browser.run(outside) == "Method not found: ui/initialize"

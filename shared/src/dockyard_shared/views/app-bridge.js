@@ -1,7 +1,8 @@
 /* Dockyard app bridge: the APP side of MCP Apps (ext-apps protocol 2026-01-26, as the
  * @modelcontextprotocol/ext-apps App class speaks it), no dependencies. Inlined into each view by
  * dockyard_shared.apps.load_view. API (window.dockyardApp):
- *   ready                 Promise of the host context, once ui/initialize is answered (rejects if not)
+ *   ready                 Promise of the host context once ui/initialize is answered; rejects at once
+ *                         when no host is above the page (opened on its own)
  *   onToolResult(cb)      cb(CallToolResult) for the tool call the view shows (and later pushes);
  *                         called at once with the last one if it already came
  *   onToolInput(cb)       cb(arguments) likewise; onToolCancelled(cb) cb(reason)
