@@ -44,6 +44,8 @@ async def test_view_renders_calls_a_tool_and_escapes(open_view: OpenView, toy: F
 
     path = await view.screenshot(f"toy-greeting-{era}")
     assert path.stat().st_size > 1000 and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="already taken"):
+        await view.screenshot(f"toy-greeting-{era}")
     view.assert_no_errors()
 
 
@@ -63,6 +65,8 @@ async def test_view_sees_a_pushed_result(open_view: OpenView, toy: FastMCP) -> N
     newer = await view.peer.call_tool("greet", {"name": "Grace"})
     await view.send_tool_result(newer)
     await view.wait_for_text("#name", "Grace")
+    await view.push("greet", {"name": "Linus"})
+    await view.wait_for_text("#name", "Linus")
 
 
 async def test_a_tool_error_reaches_the_view(open_view: OpenView, toy: FastMCP) -> None:
