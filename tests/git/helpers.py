@@ -44,11 +44,18 @@ def make_repo(path: Path, *, commits: int = 3) -> Path:
     return path
 
 
-def make_server(*roots: Path, allow_write: bool = False, exposure: Exposure | None = None, **extra):
-    """A server over ``roots``; ``allow_write`` serves the write toolset as --allow-write does."""
-    exposure = exposure or Exposure()
-    return create_server(
-        Settings(
-            roots=tuple(roots), exposure=exposure.enabling("write") if allow_write else exposure, **extra
-        )
-    )
+# The toolsets that hold the read tools off by default: git_blame and git_grep (search), git_tags (tags).
+LOOKUPS = ("search", "tags")
+
+
+def make_server(
+    *roots: Path,
+    allow_write: bool = False,
+    exposure: Exposure | None = None,
+    toolsets: tuple[str, ...] = (),
+    **extra,
+):
+    """A server over ``roots``; ``allow_write`` serves the write toolset as --allow-write does, ``toolsets``
+    turns these on besides the default ones (``LOOKUPS`` for git_blame, git_grep, git_tags)."""
+    exposure = (exposure or Exposure()).enabling(*toolsets, *(("write",) if allow_write else ()))
+    return create_server(Settings(roots=tuple(roots), exposure=exposure, **extra))

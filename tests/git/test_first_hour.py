@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.git.helpers import GIT_ENV, git, make_repo, make_server
+from tests.git.helpers import GIT_ENV, LOOKUPS, git, make_repo, make_server
 from tests.harness import Launch, open_session
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$")
@@ -68,7 +68,7 @@ async def test_blame_gives_the_same_iso_date_as_log_for_a_commit(tmp_path, era):
     import subprocess
 
     subprocess.run(["git", "commit", "-qm", "zoned"], cwd=repo, env=env, check=True)
-    async with open_session(make_server(repo), era=era) as session:
+    async with open_session(make_server(repo, toolsets=LOOKUPS), era=era) as session:
         blame = (await session.call_ok("git_blame", {"path": "zoned.txt"})).data
         log = (await session.call_ok("git_log", {"max_count": 1})).data
     blamed, logged = blame["lines"][0]["date"], log["commits"][0]["date"]
@@ -86,14 +86,18 @@ async def test_the_commit_message_prompt_names_git_add_only_where_it_is_served(t
 
 
 async def test_a_page_of_one_commit_says_where_the_next_one_is(repo, era):
-    async with open_session(make_server(repo), era=era) as session:
+    server = make_server(repo)
+    async with open_session(server, era=era) as session:
         page = (await session.call_ok("git_log", {"max_count": 1})).data
-    assert page["note"].startswith("More match: skip=1 "), page["note"]
-    assert "1 commits" not in page["note"]
+        last = (await session.call_ok("git_log", {"max_count": -1, "skip": 1})).data
+    assert page["next_skip"] == 1 and "note" not in page, page
+    assert "next_skip" not in last and "note" not in last  # the last page: nothing more to say
+    # What next_skip is for is said once, in the instructions (and in the output schema).
+    assert "pass next_skip/next_offset back as skip/offset" in server.instructions
 
 
 async def test_an_error_raised_without_its_own_next_step_still_gives_one(repo, era):
-    async with open_session(make_server(repo), era=era) as session:
+    async with open_session(make_server(repo, toolsets=LOOKUPS), era=era) as session:
         refused = await session.call_error("git_blame", {"path": "README.md", "start": 5, "end": 2})
         pointless = await session.call_error("git_show", {"revision": "HEAD", "path": "src"})
     for text in (refused, pointless):

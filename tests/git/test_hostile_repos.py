@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,13 @@ import pytest
 from dockyard_git.gitcmd import GitRunner, layout
 from dockyard_git.operations.worktree_links import LinkedFolders
 from dockyard_shared import PermissionDenied
-from tests.git.helpers import git, make_repo, make_server
+from tests.git import helpers
+from tests.git.helpers import git, make_repo
 from tests.git.test_safety import assert_refused_beside_normal, exercise, fired, secret_repository
 from tests.harness import open_session
+
+# git_blame, git_grep and git_tags are off by default; every test here serves them too.
+make_server = partial(helpers.make_server, toolsets=helpers.LOOKUPS)
 
 # -- submodules ----------------------------------------------------------------------------------
 

@@ -9,13 +9,18 @@ from __future__ import annotations
 import os
 import random
 import threading
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.git.helpers import git, make_repo, make_server
+from tests.git import helpers
+from tests.git.helpers import git, make_repo
 from tests.git.test_hostile_repos import trace_git
 from tests.harness import Launch, open_session
+
+# git_blame, git_grep and git_tags are off by default; every test here serves them too.
+make_server = partial(helpers.make_server, toolsets=helpers.LOOKUPS)
 
 MiB = 1024 * 1024
 

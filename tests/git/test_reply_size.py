@@ -12,7 +12,7 @@ import pytest
 
 from dockyard_git.settings import MAX_REPLY_CHARS
 from tests.git.fake_github import TOKEN, FakeGitHub, RunningFake, changed_file, check_run, label, status, user
-from tests.git.helpers import GIT_ENV, git, make_repo, make_server
+from tests.git.helpers import GIT_ENV, LOOKUPS, git, make_repo, make_server
 from tests.harness import open_session
 
 ESCAPED = '"\\'  # two characters that take four as JSON
@@ -77,10 +77,12 @@ CALLS = [
 @pytest.mark.slow
 @pytest.mark.parametrize(("tool", "arguments"), CALLS, ids=[f"{t}-{i}" for i, (t, _) in enumerate(CALLS)])
 async def test_every_local_tool_stays_under_the_ceiling_at_its_worst(worst, tool, arguments):
-    async with open_session(make_server(worst)) as session:
+    async with open_session(make_server(worst, toolsets=LOOKUPS)) as session:
         outcome = await session.call_ok(tool, arguments)
     assert len(outcome.text) <= MAX_REPLY_CHARS, f"{tool}: {len(outcome.text):,} characters"
-    if tool not in ("git_repositories", "git_show"):
+    if tool == "git_log":
+        assert outcome.data["next_skip"] == len(outcome.data["commits"]), tool  # says where the rest is
+    elif tool not in ("git_repositories", "git_show"):
         assert outcome.data["truncated"] and outcome.data["note"], tool
 
 

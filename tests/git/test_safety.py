@@ -6,12 +6,17 @@ import os
 import shutil
 import stat
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.git.helpers import git, make_repo, make_server
+from tests.git import helpers
+from tests.git.helpers import git, make_repo
 from tests.harness import Session, open_session
+
+# git_blame, git_grep and git_tags are off by default; every test here serves them too.
+make_server = partial(helpers.make_server, toolsets=helpers.LOOKUPS)
 
 READ_CALLS = [
     ("git_status", {}),

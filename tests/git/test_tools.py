@@ -6,7 +6,7 @@ import mcp.types as mt
 import pytest
 
 from dockyard_shared import missing_description_sections
-from tests.git.helpers import git, make_repo, make_server
+from tests.git.helpers import LOOKUPS, git, make_repo, make_server
 from tests.git.tool_names import READ_TOOLS, WRITE_TOOLS
 from tests.harness import open_session
 
@@ -71,8 +71,9 @@ async def test_log_filters_and_pages(repo, era):
         ranged = (await session.call_ok("git_log", {"revision_range": "HEAD~2..HEAD"})).data
         unbounded = (await session.call_ok("git_log", {"max_count": -1})).data
     assert [c["subject"] for c in first["commits"]] == ["change number 2", "change number 1"]
-    assert first["truncated"] and "skip=2" in first["note"]
-    assert [c["subject"] for c in rest["commits"]] == ["change number 0"] and not rest["truncated"]
+    # next_skip alone says more match: no truncated flag, no note restating it.
+    assert first["next_skip"] == 2 and set(first) == {"commits", "next_skip"}
+    assert [c["subject"] for c in rest["commits"]] == ["change number 0"] and set(rest) == {"commits"}
     assert [c["subject"] for c in grep["commits"]] == ["change number 1"]
     assert len(by_path["commits"]) == 3 and by_path["commits"][0]["email"] == "ada@example.com"
     assert len(ranged["commits"]) == 2
@@ -136,8 +137,11 @@ async def test_show_a_commit_and_a_file_at_a_revision(repo, era):
         old = (await session.call_ok("git_show", {"revision": "HEAD~2:README.md"})).data
         by_path = (await session.call_ok("git_show", {"revision": "v1.0", "path": "src/app.py"})).data
         missing = await session.call_error("git_show", {"revision": "HEAD", "path": "nope.txt"})
-    assert commit["kind"] == "commit" and commit["commit"]["subject"] == "change number 1"
-    assert "+version 1" in commit["patch"]
+    # A commit's reply is its commit and whole patch: no kind, no file list the patch repeats, no nulls.
+    assert set(commit) == {"commit", "patch"} and commit["commit"]["subject"] == "change number 1"
+    assert set(commit["commit"]) == {"sha", "author", "date", "subject", "parents"}
+    assert "+version 1" in commit["patch"] and "--- a/README.md\n+++ b/README.md\n" in commit["patch"]
+    assert "index " not in commit["patch"] and "diff --git" not in commit["patch"]
     assert old["kind"] == "file" and old["content"] == "# Project\n\nversion 0\n"
     assert "return 8" in by_path["content"]
     assert missing.startswith("Error (not_found)")
@@ -152,7 +156,7 @@ async def test_show_pages_a_long_file_by_offset(repo, era):
         while True:
             page = (await session.call_ok("git_show", {"path": "long.txt", "offset": offset})).data
             pieces.append(page["content"])
-            if not page["truncated"]:
+            if not page.get("truncated"):
                 break
             offset = page["next_offset"]
     assert "".join(pieces) == (repo / "long.txt").read_text() and len(pieces) > 1
@@ -160,7 +164,7 @@ async def test_show_pages_a_long_file_by_offset(repo, era):
 
 async def test_blame_branches_tags_and_grep(repo, era):
     git(repo, "branch", "feature", "HEAD~1")
-    async with open_session(make_server(repo), era=era) as session:
+    async with open_session(make_server(repo, toolsets=LOOKUPS), era=era) as session:
         blame = (await session.call_ok("git_blame", {"path": "README.md", "start": 3, "end": 3})).data
         branches = (await session.call_ok("git_branches")).data
         containing = (await session.call_ok("git_branches", {"contains": "HEAD"})).data
@@ -267,3 +271,32 @@ async def test_unknown_revisions_are_not_found(repo, era, bad):
     async with open_session(make_server(repo), era=era) as session:
         text = await session.call_error("git_show", {"revision": bad})
     assert text.startswith("Error (not_found)") and "git_branches" in text
+
+
+async def test_a_shown_commit_patch_still_applies_with_git_apply(repo, tmp_path, era):
+    """git_show leaves out index lines and the diff --git line of a plain change (the ---/+++ lines name the
+    file); a new, deleted and renamed file keep their git header, and git apply takes the whole patch."""
+    (repo / "gone.txt").write_text("soon gone\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a file to delete")
+    (repo / "README.md").write_text("# Project\n\nversion 3\n")
+    (repo / "added.txt").write_text("new\n")
+    git(repo, "mv", "src/app.py", "src/main.py")
+    git(repo, "rm", "-q", "gone.txt")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "mixed change")
+    async with open_session(make_server(repo), era=era) as session:
+        shown = (await session.call_ok("git_show", {"revision": "HEAD"})).data
+    patch = shown["patch"]
+    assert "\nindex " not in patch and not patch.startswith("index ")
+    assert patch.startswith("--- a/README.md\n+++ b/README.md\n@@")
+    assert "diff --git a/src/app.py b/src/main.py\nsimilarity index 100%" in patch
+    assert "diff --git a/added.txt b/added.txt\nnew file mode" in patch
+    assert "diff --git a/gone.txt b/gone.txt\ndeleted file mode" in patch
+    copy = tmp_path / "copy"
+    git(tmp_path, "clone", "-q", str(repo), str(copy))
+    git(copy, "checkout", "-q", "HEAD~1")
+    (tmp_path / "shown.patch").write_text(patch)
+    git(copy, "apply", "--index", str(tmp_path / "shown.patch"))
+    assert git(copy, "diff", "--cached", "origin/main").strip() == ""  # the index is now the commit
+    assert git(copy, "status", "--short").count("\n") >= 3

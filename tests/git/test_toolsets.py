@@ -14,6 +14,7 @@ from tests.git.tool_names import (
     MERGING_TOOLS,
     READ_TOOLS,
     REMOTE_TOOLS,
+    SEARCH_TOOLS,
     TAG_TOOLS,
     WORKTREE_TOOLS,
     WRITE_TOOLS,
@@ -41,6 +42,7 @@ def server(repo, *flags: str, token: str | None = None, monkeypatch=None):
             ("--toolsets", "all"),
             TOKEN,
             READ_TOOLS
+            | SEARCH_TOOLS
             | WRITE_TOOLS
             | GITHUB_TOOLS
             | GITHUB_WRITE_TOOLS
@@ -57,8 +59,18 @@ def server(repo, *flags: str, token: str | None = None, monkeypatch=None):
         (
             ("--toolsets", "all"),
             None,
-            READ_TOOLS | WRITE_TOOLS | REMOTE_TOOLS | WORKTREE_TOOLS | MERGING_TOOLS | TAG_TOOLS,
+            READ_TOOLS
+            | SEARCH_TOOLS
+            | WRITE_TOOLS
+            | REMOTE_TOOLS
+            | WORKTREE_TOOLS
+            | MERGING_TOOLS
+            | TAG_TOOLS,
         ),
+        # The lookups off by default: one tool by name, or the search toolset beside the default ones.
+        (("--tools", "git_tags"), None, READ_TOOLS | {"git_tags"}),
+        (("--toolsets", "default,search", "--read-only"), None, READ_TOOLS | SEARCH_TOOLS),
+        (("--toolsets", "tags", "--read-only"), None, {"git_tags", "git_tag_verify"}),
         (("--toolsets", "default,github_write"), TOKEN, READ_TOOLS | GITHUB_TOOLS | GITHUB_WRITE_TOOLS),
         (("--allow-write", "--read-only"), TOKEN, READ_TOOLS | GITHUB_TOOLS),
         (("--tools", "git_commit,git_add"), None, READ_TOOLS | {"git_commit", "git_add"}),
@@ -89,7 +101,7 @@ async def test_a_tool_left_out_cannot_be_called(repo, era, monkeypatch):
         (("--toolsets", "github_write"), "needs a GitHub token in $GITHUB_TOKEN (--github-token-env"),
         (
             ("--toolsets", "writes"),
-            "Valid toolsets: github, github_write, merging, read, remote, tags, worktrees, write",
+            "Valid toolsets: github, github_write, merging, read, remote, search, tags, worktrees, write",
         ),
         (("--tools", "git_frobnicate"), "Valid tools:"),
         (("--tools", "git_push"), "git_push is served only together with the write toolset"),

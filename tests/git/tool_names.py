@@ -8,11 +8,9 @@ READ_TOOLS = {
     "git_log",
     "git_diff",
     "git_show",
-    "git_blame",
     "git_branches",
-    "git_tags",
-    "git_grep",
 }
+SEARCH_TOOLS = {"git_blame", "git_grep"}
 WRITE_TOOLS = {"git_add", "git_unstage", "git_commit", "git_create_branch", "git_checkout", "git_stash"}
 GITHUB_TOOLS = {
     "github_pull_requests",
@@ -27,4 +25,4 @@ GITHUB_WRITE_TOOLS = {"github_comment", "github_reply_to_thread", "github_resolv
 REMOTE_TOOLS = {"git_remotes", "git_fetch", "git_pull", "git_push"}
 WORKTREE_TOOLS = {"git_worktrees", "git_worktree_add", "git_worktree_remove", "git_worktree_prune"}
 MERGING_TOOLS = {"git_merge", "git_rebase", "git_cherry_pick", "git_revert"}
-TAG_TOOLS = {"git_tag_create", "git_tag_delete", "git_tag_verify"}
+TAG_TOOLS = {"git_tags", "git_tag_create", "git_tag_delete", "git_tag_verify"}

@@ -308,7 +308,8 @@ def make_target(config: Config, sandbox: Path, demo: Path, github_url: str) -> T
     git(repo, "branch", "feature")
     (repo / "README.md").write_text("# Project\n\nedited, not committed\n")
     (repo / "notes.txt").write_text("untracked\n")
-    args = ["--root", str(repo), "--git-timeout", "10"]
+    # git_blame, git_grep and git_tags are off by default (search and tags toolsets): fuzzed by name.
+    args = ["--root", str(repo), "--git-timeout", "10", "--tools", "git_blame,git_grep,git_tags"]
     env: dict[str, str] = {}
     if config.writes:
         args.append("--allow-write")

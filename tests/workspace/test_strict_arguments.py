@@ -39,8 +39,8 @@ CALLS = {
 
 
 def server_flags(name: str, tmp_path) -> list[str]:
-    if name == "git":
-        return ["--root", str(make_repo(tmp_path / "repo"))]
+    if name == "git":  # blame, tags and grep are off by default (search, tags toolsets)
+        return ["--root", str(make_repo(tmp_path / "repo")), "--tools", "git_blame,git_grep,git_tags"]
     if name == "tasks":
         return ["--demo", "--toolsets", "all", "--database-url", f"sqlite:///{tmp_path / 'tasks.db'}"]
     return []

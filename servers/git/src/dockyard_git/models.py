@@ -54,7 +54,6 @@ class StatusResult(BaseModel):
 class Commit(BaseModel):
     sha: str
     author: str
-    email: str
     date: str
     subject: str
     parents: list[str]
@@ -82,17 +81,13 @@ class LogEntry(BaseModel):
 
 
 class LogResult(BaseModel):
-    repository: str
     commits: Annotated[
         list[LogEntry],
         bulk_list(
             "commits, newest first: {sha, and the fields asked for: date, author, email, subject, parents}"
         ),
     ]
-    truncated: bool = Field(
-        description="true when more commits match; pass next_skip as skip for the next page"
-    )
-    next_skip: int | None = None
+    next_skip: int | None = Field(None, description="present when more commits match: pass it as skip")
     note: str | None = None
 
 
@@ -106,7 +101,6 @@ class DiffFileStat(BaseModel):
 
 
 class DiffResult(BaseModel):
-    repository: str
     mode: Literal["patch", "stat", "name_only"]
     files: list[DiffFileStat]
     patch: str | None = Field(
@@ -117,10 +111,11 @@ class DiffResult(BaseModel):
 
 
 class ShowResult(BaseModel):
-    repository: str
-    kind: Literal["commit", "file"]
+    kind: Literal["commit", "file"] = Field("commit", description="left out for a commit")
     commit: Commit | None = None
-    files: list[DiffFileStat] = Field(default_factory=list)
+    files: list[DiffFileStat] = Field(
+        default_factory=list, description="status and line counts, listed when the patch is cut"
+    )
     patch: str | None = None
     path: str | None = Field(default=None, description="the file, from the repository top (kind=file)")
     revision_sha: str | None = Field(default=None, description="the commit it was read at (kind=file)")
@@ -142,7 +137,6 @@ class BlameLine(BaseModel):
 
 
 class BlameResult(BaseModel):
-    repository: str
     path: str
     lines: Annotated[
         list[BlameLine], bulk_list("one entry per line: {line, sha, author, date, summary, text}")
@@ -161,7 +155,6 @@ class Branch(BaseModel):
 
 
 class BranchList(BaseModel):
-    repository: str
     branches: list[Branch]
     truncated: bool = False
     note: str | None = None
@@ -175,7 +168,6 @@ class Tag(BaseModel):
 
 
 class TagList(BaseModel):
-    repository: str
     tags: list[Tag]
     truncated: bool = False
     note: str | None = None
@@ -188,7 +180,6 @@ class GrepMatch(BaseModel):
 
 
 class GrepResult(BaseModel):
-    repository: str
     matches: list[GrepMatch]
     truncated: bool = False
     note: str | None = None

@@ -53,7 +53,7 @@ def register(server: FastMCP, git: GitContext, served: Collection[str] = ()) -> 
             "notable features and fixes, and say who worked on what."
             + (" Use git_show on a commit for detail." if "git_show" in served else "")
             + "\n\n"
-            f"Commits ({len(log.commits)}{'+' if log.truncated else ''}):\n{lines or '(none)'}"
+            f"Commits ({len(log.commits)}{'+' if log.next_skip is not None else ''}):\n{lines or '(none)'}"
         )
 
     @prompt(server)

@@ -24,6 +24,7 @@ from .settings import (
     MERGING,
     READ,
     REMOTE,
+    SEARCH,
     TAGS,
     WORKTREES,
     WRITE,
@@ -37,13 +38,13 @@ __all__ = ["create_server"]
 # What the tools share is said once here, not in each description; a sentence about a toolset is kept only
 # when that toolset is served.
 INSTRUCTIONS = (
-    ("", "Work with local git repositories."),
+    ("", "Local git repositories."),
     (
         "",
-        "repo_path is a repository's path (absolute or under a root): call git_repositories first when "
-        "several are served; omit it when one is. paths are relative to the repository's top.",
+        "repo_path: a repository's path (absolute or under a root); omit it when one is served. paths: "
+        "relative to its top.",
     ),
-    ("", "Large outputs are bounded and say how to get more."),
+    ("", "Bounded replies: pass next_skip/next_offset back as skip/offset, or follow the note."),
     (
         "github_",
         "GitHub tools read pull requests, issues, review threads and CI logs (github_write posts comments); "
@@ -78,6 +79,7 @@ def create_server(settings: Settings) -> FastMCP:
         # The toolsets off by default are imported only when installed (their models take ~10 ms to build).
         {
             READ: lambda registrar: read.register(registrar, git),
+            SEARCH: lambda registrar: _toolset("search").register(registrar, git),
             WRITE: lambda registrar: _toolset("write").register(registrar, git),
             GITHUB: lambda registrar: _toolset("github").register(registrar, git),
             REMOTE: lambda registrar: _toolset("remote").register(

@@ -22,8 +22,11 @@ __all__ = [
     "settings_from",
 ]  # and the GitHub reply bounds below
 
-READ = Toolset(
-    "read", "status, history, diffs, blame, branches, tags and grep of local repositories", read_only=True
+READ = Toolset("read", "status, history, commits, diffs and branches of local repositories", read_only=True)
+# Off by default: the everyday job (what changed, what to commit, review) needs none of them, and each
+# costs every turn's listing. Hosts search the workspace themselves; blame is occasional line archaeology.
+SEARCH = Toolset(
+    "search", "grep of tracked files, and blame (who last changed each line)", read_only=True, default=False
 )
 WRITE = Toolset(
     "write",
@@ -58,7 +61,10 @@ MERGING = Toolset(
     default=False,
 )
 TAGS = Toolset(
-    "tags", "create and delete annotated tags; verify signatures if enabled", read_only=False, default=False
+    "tags",
+    "list, create and delete annotated tags; verify signatures if enabled",
+    read_only=False,
+    default=False,
 )
 GITHUB_WRITE = Toolset(
     "github_write",
@@ -66,7 +72,7 @@ GITHUB_WRITE = Toolset(
     read_only=False,
     default=False,
 )
-TOOLSETS = (READ, WRITE, GITHUB, REMOTE, GITHUB_WRITE, WORKTREES, MERGING, TAGS)
+TOOLSETS = (READ, SEARCH, WRITE, GITHUB, REMOTE, GITHUB_WRITE, WORKTREES, MERGING, TAGS)
 # Served only when the write toolset is on too: they change local branches or the remote.
 REMOTE_WRITES = ("git_pull", "git_push")
 

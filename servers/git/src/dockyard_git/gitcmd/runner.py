@@ -457,7 +457,10 @@ def _problem_from_stderr(args: Sequence[str], stderr: str):
             f"git {command}: {message}", next_step="Check the revision with git_log or git_branches."
         )
     if "does not exist in" in lowered or "exists on disk, but not in" in lowered or "pathspec" in lowered:
-        return NotFound(f"git {command}: {message}", next_step="Check the path with git_status or git_grep.")
+        return NotFound(
+            f"git {command}: {message}",
+            next_step="Check the path: relative to the repository top, as git_status or git_show lists it.",
+        )
     if "index.lock" in lowered or "unable to create" in lowered:
         return Conflict(
             f"git {command}: another git process is working in this repository ({message}).",

@@ -135,12 +135,7 @@ class History:
         except Problem as error:
             if revision_range or "does not have any commits yet" not in error.what:
                 raise
-            return LogResult(
-                repository=str(repo.path),
-                commits=[],
-                truncated=False,
-                note="The repository has no commits yet.",
-            )
+            return LogResult(commits=[], note="The repository has no commits yet.")
         rows, cut, _ = take(
             _parse_log(output.text, chosen, self.limits),
             max_items=count,
@@ -149,20 +144,12 @@ class History:
         more = cut or output.truncated
         # Values straight from git's fixed format: validating a thousand of them again would be waste.
         commits = [LogEntry.model_construct(**row) for row in rows]
-        note = None
-        if more:
-            note = f"More match: skip={skip + len(commits)} gives the next commits"
-            note += (
-                f" ({self.limits.max_log} at most per call)."
-                if capped
-                else ", or narrow by paths, author, since."
-            )
+        # next_skip alone says more match (its schema says what to do with it); a note only when the
+        # count asked for was cut to the limit.
         return LogResult(
-            repository=str(repo.path),
             commits=commits,
-            truncated=more,
             next_skip=skip + len(commits) if more else None,
-            note=note,
+            note=f"{self.limits.max_log} commits at most per call." if more and capped else None,
         )
 
     def show(
@@ -197,10 +184,10 @@ class History:
             else None
         )
         return ShowResult(
-            repository=str(repo.path),
             kind="commit",
             commit=commit,
-            files=listed,
+            # A whole patch names every file, its status and its lines: the list would repeat it.
+            files=listed if truncated else [],
             patch=patch,
             truncated=truncated,
             note=note,
@@ -213,7 +200,7 @@ class History:
         if kind.returncode != 0:
             raise NotFound(
                 f"{relative} does not exist at {sha[:12]}.",
-                next_step="List files with git_grep or check the path.",
+                next_step="Check the path: relative to the repository top, as of that revision.",
             )
         if kind.text.strip() != "blob":
             raise InvalidArgument(f"{relative} is a {kind.text.strip()} at {sha[:12]}, not a file.")
@@ -223,7 +210,6 @@ class History:
         raw = self.plumbing.git(repo, "cat-file", "-p", spec, max_bytes=limit)
         if "\x00" in raw.text[:8000]:
             return ShowResult(
-                repository=str(repo.path),
                 kind="file",
                 size=size,
                 binary=True,
@@ -239,7 +225,6 @@ class History:
             how_to_continue=lambda n: f"call git_show with offset={n}",
         )
         return ShowResult(
-            repository=str(repo.path),
             kind="file",
             path=relative,
             revision_sha=sha,
@@ -314,7 +299,6 @@ class History:
         shown_to = lines[-1].line if lines else first - 1
         truncated = truncated or output.truncated or cut
         return BlameResult(
-            repository=str(repo.path),
             path=relative,
             lines=lines,
             truncated=truncated,
@@ -355,7 +339,6 @@ class History:
             branches, max_items=self.limits.max_list, max_chars=self.limits.max_reply_chars
         )
         return BranchList(
-            repository=str(repo.path),
             branches=branches,
             truncated=truncated,
             note="More branches exist; narrow with kind or contains." if truncated else None,
@@ -392,7 +375,6 @@ class History:
             )
         tags, truncated, _ = take(tags, max_items=self.limits.max_list, max_chars=self.limits.max_reply_chars)
         return TagList(
-            repository=str(repo.path),
             tags=tags,
             truncated=truncated,
             note=f"The newest {len(tags)} tags shown." if truncated else None,
@@ -463,7 +445,6 @@ class History:
                 "to search their committed content."
             )
         return GrepResult(
-            repository=str(repo.path),
             matches=matches,
             truncated=truncated,
             note=" ".join(notes) or None,

@@ -24,7 +24,8 @@ from ..settings import Limits
 __all__ = ["COMMIT_FORMAT", "FIELD", "RECORD", "Plumbing", "clip", "parse_commits", "submodule_note"]
 
 FIELD, RECORD = "\x1f", "\x1e"
-COMMIT_FORMAT = FIELD.join(["%H", "%an", "%ae", "%aI", "%s", "%P"]) + RECORD
+# No email: the name says who; git_log with fields=[email] gives it when it is wanted.
+COMMIT_FORMAT = FIELD.join(["%H", "%an", "%aI", "%s", "%P"]) + RECORD
 
 
 def clip(text: str, limit: int) -> str:
@@ -39,14 +40,13 @@ def parse_commits(text: str, limits: Limits) -> list[Commit]:
         if not record:
             continue
         fields = record.split(FIELD)
-        if len(fields) < 6:
+        if len(fields) < 5:
             continue
-        sha, author, email, date, subject, parents = fields[:6]
+        sha, author, date, subject, parents = fields[:5]
         commits.append(
             Commit(
                 sha=sha,
                 author=clip(author, limits.max_subject_chars),
-                email=clip(email, limits.max_subject_chars),
                 date=date,
                 subject=clip(subject, limits.max_subject_chars),
                 parents=parents.split(),
@@ -78,6 +78,18 @@ def _cut_section(name: str, section: str, max_chars: int) -> str:
     if line_end >= len(kept) // 2:
         kept = kept[: line_end + 1]
     return kept.rstrip("\n") + mark
+
+
+def _lean_header(section: str) -> str:
+    """One file's part of a patch without what the file list beside it already says: the ``index`` line
+    (blob ids), and the ``diff --git`` line of a plain content change, whose ``---``/``+++`` lines name the
+    file. ``git apply`` still takes the result; a rename, copy, mode change or binary file keeps its
+    ``diff --git`` header, which carries what ``---``/``+++`` cannot."""
+    head, at, body = section.partition("\n@@")
+    lines = [line for line in head.split("\n") if not line.startswith("index ")]
+    if len(lines) >= 3 and lines[0].startswith("diff --git ") and lines[1].startswith("--- a/"):
+        lines = lines[1:]
+    return "\n".join(lines) + at + body
 
 
 def _split_patch(text: str) -> list[tuple[str, str]]:
@@ -159,7 +171,7 @@ class Plumbing:
         if result.returncode != 0 or not re.fullmatch(r"[0-9a-f]{40,64}", sha):
             raise NotFound(
                 f"{what} {revision!r} does not name a commit in {repo.name}.",
-                next_step="Check it with git_branches, git_tags or git_log.",
+                next_step="Check it with git_branches or git_log.",
             )
         return sha
 
@@ -264,6 +276,7 @@ class Plumbing:
                 total += json_chars(section)
             pending = [p for p in pending if p not in shown]
         kept: list[str] = []
+        kept_paths: set[str] = set()
         running = 0
         for item in files:
             section = shown.get(item.path)
@@ -274,7 +287,8 @@ class Plumbing:
                 body = [line for line in section.split("\n") if not line.startswith(("+++ ", "--- "))]
                 item.additions = sum(1 for line in body if line.startswith("+"))
                 item.deletions = sum(1 for line in body if line.startswith("-"))
-            kept.append(section)
+            kept.append(_lean_header(section))
+            kept_paths.add(item.path)
             running += size
         omitted = len(files) - len(kept)
-        return "".join(kept), [c for c in cut_files if shown.get(c) in kept], omitted
+        return "".join(kept), [c for c in cut_files if c in kept_paths], omitted

@@ -206,7 +206,6 @@ class Worktree:
                 files, max_items=self.limits.max_list, max_chars=self.limits.max_reply_chars
             )
             return DiffResult(
-                repository=str(repo.path),
                 mode=mode,  # type: ignore[arg-type]
                 files=listed,
                 truncated=more,
@@ -239,7 +238,6 @@ class Worktree:
                 + ". To see more, call git_diff with paths=[one file], or mode='stat' first."
             )
         return DiffResult(
-            repository=str(repo.path),
             mode="patch",
             files=listed,
             patch=patch,

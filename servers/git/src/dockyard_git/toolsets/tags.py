@@ -1,5 +1,5 @@
-"""The tags toolset (off by default): create and delete (the user is asked) annotated tags; verify a
-signature where the operator enabled it (--tag-signatures)."""
+"""The tags toolset (off by default): list tags; create and delete (the user is asked) annotated tags;
+verify a signature where the operator enabled it (--tag-signatures)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from dockyard_shared.toolsets import ToolRegistrar
 
 from ..context import GitContext
 from ..local_models import TagResult, TagVerification
+from ..models import TagList
 from .arguments import RepoPath
+from .replies import lean_result
 
 __all__ = ["register"]
 
@@ -24,6 +26,17 @@ TagName = Annotated[str, Field(description="E.g. v1.2.0.")]
 
 
 def register(registrar: ToolRegistrar, git: GitContext) -> None:
+    @registrar.tool(annotations=READ_ONLY)
+    async def git_tags(repo_path: RepoPath = None) -> TagList:
+        """List tags, newest first, with the commit each points to.
+
+        Use when: finding releases or versions.
+        Not for: branches (git_branches).
+        Returns: name, sha, date, subject.
+        Limits: the newest 300.
+        """
+        return lean_result(await git.run(repo_path, lambda ops, repo: ops.history.tags(repo)))  # type: ignore[return-value]
+
     @registrar.tool(annotations=ADDITIVE)
     async def git_tag_create(
         name: TagName,
