@@ -99,14 +99,19 @@ MIXES: dict[str, Mix] = {
         ["--demo", "--actor", "alice"],
         [("list_tasks", {"project": "TASK"}), ("get_task", {"task_id": "TASK-3"}), ("next_task", {})],
     ),
+    # predict_origin is in the `details` toolset (off by default): served by name, as before.
     "name-origin-warm": Mix(
         "dockyard-name-origin",
-        [],
+        ["--tools", "predict_origin"],
         [("predict_origin", {"name": name}) for name in WARM_NAMES],
         upstream=True,
     ),
     "name-origin-cold": Mix(
-        "dockyard-name-origin", [], [("predict_origin", {"name": "?"})], fresh_names=True, upstream=True
+        "dockyard-name-origin",
+        ["--tools", "predict_origin"],
+        [("predict_origin", {"name": "?"})],
+        fresh_names=True,
+        upstream=True,
     ),
     "git": Mix("dockyard-git", [], [("git_status", {}), ("git_log", {"max_count": 10})], repository=True),
 }

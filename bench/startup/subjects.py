@@ -94,8 +94,10 @@ def installed_servers() -> list[str]:
 def our_plans(demo: Path, fake_api: str | None) -> dict[str, tuple[list[str], list[Call]]]:
     """Each known Dockyard server's arguments and the tools whose first call is measured."""
     sql = f"SELECT * FROM {DEMO_TABLE} LIMIT 10"
-    # Every call reaches the loopback fake (no cache), so the first one opens the HTTP client.
-    name_origin = ["--api-url", fake_api, "--no-cache"] if fake_api else ["--offline"]
+    # Every call reaches the loopback fake (no cache), so the first one opens the HTTP client. The tools
+    # measured are in the `details` toolset (off by default since bench/chars' work): served by name.
+    tools = ["--tools", "predict_origin,quota_status"]
+    name_origin = [*(["--api-url", fake_api, "--no-cache"] if fake_api else ["--offline"]), *tools]
     return {
         "sqlite": (
             ["--demo"],

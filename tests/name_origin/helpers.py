@@ -16,6 +16,10 @@ from dockyard_shared.toolsets import Exposure
 from tests.harness import Launch, Session, ToolOutcome, text_of
 from tests.name_origin.fake_nationalize import prediction
 
+# predict_origin and quota_status (the `details` toolset, off by default) are tested as features here;
+# test_tools checks what the default flags serve.
+DETAILS = Exposure(toolsets=("default", "details"))
+
 # Short waits so retries and timeouts take milliseconds; the logic is the same at any scale.
 FAST = Limits(
     backoff_base=0.01,
@@ -57,7 +61,7 @@ def make_server(
         cache_url=cache_url,
         offline=offline,
         limits=replace(FAST, **limits),
-        exposure=exposure or Exposure(),
+        exposure=exposure or DETAILS,
         tasks=tasks,
     )
     return create_server(settings, clock=clock) if clock else create_server(settings)
@@ -68,9 +72,11 @@ def sqlite_url(folder: Path) -> str:
 
 
 def launch(api_url: str, data_dir: Path, *args: str, key: str | None = None) -> Launch:
-    """The console script against ``api_url``, its default cache under ``data_dir``."""
+    """The console script against ``api_url``, its default cache under ``data_dir``, with the ``details``
+    toolset unless ``args`` choose toolsets."""
     env = {"XDG_DATA_HOME": str(data_dir), "NATIONALIZE_API_KEY": key or ""}
-    return Launch("dockyard-name-origin", ("--api-url", api_url, *args), env=env)
+    chosen = () if "--toolsets" in args else ("--toolsets", "default,details")
+    return Launch("dockyard-name-origin", ("--api-url", api_url, *chosen, *args), env=env)
 
 
 def known_name(start: int = 0, *, at_least: int = 1) -> str:
@@ -104,3 +110,8 @@ async def call_with_progress(
         bool(result.is_error), text_of(result.content), result.structured_content, result.content
     )
     return outcome, seen
+
+
+def status(item: dict[str, Any]) -> str:
+    """A batch_predict item's status: the reply leaves it out when it is ok."""
+    return item.get("status", "ok")

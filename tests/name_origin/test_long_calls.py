@@ -67,8 +67,8 @@ async def test_a_large_batch_runs_as_a_task_the_client_polls_while_upstream_stal
     shown = data["results"]  # a reply fits a context window: the rest is one cache-only call away
     assert data.get("next_offset", 1_000) == len(shown) > 0
     assert [result["name"] for result in shown] == NAMES[: len(shown)]
-    assert set(data["statuses"]) <= {"ok", "unknown"}, data["statuses"]
-    assert sum(data["statuses"].values()) == 1_000
+    assert "statuses" not in data or set(data["statuses"]) <= {"ok", "unknown"}, data
+    assert {result.get("status", "ok") for result in shown} <= {"ok", "unknown"}
     assert fake.request_count >= 100  # 1,000 names at nationalize's 10 a request
 
 
@@ -76,7 +76,7 @@ async def test_cached_names_need_no_task_the_same_client_gets_the_answer_in_plac
     server = tasks_server(nationalize, tmp_path)
     async with Client(server) as client:
         first = await call_tool_task(client, "batch_predict", {"names": NAMES[:3]})  # not cached: a task
-        assert (await first.result()).structured_content["statuses"]
+        assert len((await first.result()).structured_content["results"]) == 3
         asked = nationalize.fake.request_count
         with pytest.raises(ToolError, match="did not run as a task"):
             await call_tool_task(client, "batch_predict", {"names": NAMES[:3]})

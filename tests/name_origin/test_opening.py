@@ -11,7 +11,7 @@ import pytest
 from dockyard_name_origin.server import create_server
 from dockyard_name_origin.settings import Settings, default_cache_url
 from tests.harness import open_session
-from tests.name_origin.helpers import FAST, known_name, make_server, sqlite_url
+from tests.name_origin.helpers import DETAILS, FAST, known_name, make_server, sqlite_url
 
 
 async def test_an_offline_cache_miss_is_an_upstream_off_by_flag_not_a_missing_name(
@@ -50,7 +50,9 @@ class CountingTransport(httpx.AsyncBaseTransport):
 
 async def test_the_lifespan_closes_the_http_client_and_a_later_session_opens_another(nationalize):
     transport = CountingTransport()
-    server = create_server(Settings(api_url=nationalize.url, limits=FAST), transport=transport)
+    server = create_server(
+        Settings(api_url=nationalize.url, limits=FAST, exposure=DETAILS), transport=transport
+    )
     async with open_session(server) as session:
         await session.call_ok("predict_origin", {"name": known_name(0)})
         assert transport.closed == 0

@@ -74,7 +74,7 @@ async def test_predict_traits_is_off_by_default_and_read_only_when_on(demografix
         default = {tool.name for tool in await session.list_tools()}
     async with open_session(server(demografix), era=era) as session:
         tools = {tool.name: tool for tool in await session.list_tools()}
-    assert "predict_traits" not in default and "predict_origin" in default
+    assert "predict_traits" not in default and "batch_predict" in default
     tool = tools["predict_traits"]
     assert tool.annotations.read_only_hint is True and tool.annotations.open_world_hint is True
     assert set(tool.input_schema["required"]) == {"names", "what"}

@@ -206,7 +206,7 @@ async def test_git_log_on_a_temporary_repository(tmp_path):
 
 async def test_name_origin_against_the_fake_and_a_running_call_is_cancelled():
     with RunningFake(FakeNationalize()) as running:
-        origin = built("name-origin", "--api-url", running.url, "--no-cache")
+        origin = built("name-origin", "--api-url", running.url, "--no-cache", "--tools", "predict_origin")
         async with agents(origin) as base, client_for(f"{base}/name-origin") as client:
             done = await send(client, request({"tool": "predict_origin", "arguments": {"name": "Nakamura"}}))
             assert done.status.state == TaskState.TASK_STATE_COMPLETED, status_text(done)

@@ -129,11 +129,7 @@ def test_the_console_script_prints_only_the_json_array(tmp_path):
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stderr
-    assert [tool["name"] for tool in json.loads(done.stdout)] == [
-        "predict_origin",
-        "batch_predict",
-        "quota_status",
-    ]
+    assert [tool["name"] for tool in json.loads(done.stdout)] == ["batch_predict"]
 
 
 def test_a_schema_strict_mode_cannot_express_is_exported_as_listed_and_not_strict():

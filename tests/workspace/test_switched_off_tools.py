@@ -22,7 +22,13 @@ CASES = [
         "create_task",
         ["'write' toolset, which is off", "--toolsets default,write"],
     ),
-    ("name-origin", ["--exclude-tools", "quota_status"], "quota_status", ["--exclude-tools"]),
+    (
+        "name-origin",
+        ["--toolsets", "all", "--exclude-tools", "quota_status"],
+        "quota_status",
+        ["--exclude-tools"],
+    ),
+    ("name-origin", [], "predict_origin", ["'details' toolset, which is off", "--toolsets default,details"]),
 ]
 
 

@@ -1,7 +1,10 @@
 """What the tools return, and the one internal record of a nationalize answer.
 
-The reference server returned nationalize's raw JSON; ``name``, ``count`` and ``country: [{country_id,
-probability}]`` keep those names so a client written against it keeps working. Everything else is added.
+The reference server returned nationalize's raw JSON; predict_origin's ``name``, ``count`` and ``country:
+[{country_id, probability}]`` keep those names so a client written against it keeps working. batch_predict's
+reply (:class:`OriginReply`) keeps the field names but is compact — a model reads it whole, every character
+— so each country is a ``[code, probability]`` pair and nothing restates the request; :class:`BatchResult`
+is the full record a batch builds it from (predict_traits reads that one).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ __all__ = [
     "CacheStatus",
     "Confidence",
     "CountryGuess",
+    "NameOrigin",
+    "OriginReply",
     "Prediction",
     "QuotaStatus",
     "Status",
@@ -100,6 +105,35 @@ class BatchResult(BaseModel):
     )
     fetched: int
     upstream_requests: int
+    retry_at: datetime | None = None
+    note: str | None = None
+
+
+class NameOrigin(BaseModel):
+    name: str = Field(description="As given (cut to 100 characters).")
+    status: Status | None = Field(default=None, description="Absent when ok.")
+    count: int | None = Field(default=None, description="nationalize's records of the name: the sample size.")
+    country: list[tuple[str, float]] | None = Field(
+        default=None, description="[ISO 3166-1 alpha-2, probability], most likely first."
+    )
+    confidence: Confidence | None = None
+    reason: str | None = None
+
+
+class OriginReply(BaseModel):
+    results: Annotated[
+        list[NameOrigin],
+        bulk_list(
+            "one per name given, in input order, from offset: {name, status? (absent: ok), count, "
+            "country: [[code, probability]], confidence, reason?}"
+        ),
+    ]
+    statuses: dict[str, int] | None = Field(
+        default=None, description="Names per status (all names, not one page); only when some are not ok."
+    )
+    next_offset: int | None = Field(
+        default=None, description="Pass as offset with the same names for the rest."
+    )
     retry_at: datetime | None = None
     note: str | None = None
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 import logging
 import math
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 
-from dockyard_shared import InvalidArgument, NotFound, PermissionDenied, UpstreamUnavailable
+from dockyard_shared import InvalidArgument, UpstreamUnavailable
 from dockyard_shared.offload import run_in_thread
 from dockyard_shared.opened import Opened
 
@@ -31,7 +31,7 @@ from .models import (
     Prediction,
     QuotaStatus,
 )
-from .quota import QuotaSpent
+from .quota import SERVICE
 from .replies import (
     OFFLINE,
     QUOTA,
@@ -46,6 +46,7 @@ from .replies import (
     shown,
 )
 from .resilience import Deadline
+from .sending import send_batch
 from .settings import Limits
 
 if TYPE_CHECKING:  # the cache module imports SQLAlchemy, which the server imports only when it opens one
@@ -317,44 +318,14 @@ class Predictor:
     async def _fetch_batch(self, batch: tuple[str, ...], run: Run, group: anyio.abc.TaskGroup) -> None:
         upstream = self.upstream
         assert upstream is not None
-        allowed = await upstream.quota.areserve(len(batch))
-        if allowed < len(batch):
-            run.retry_at = upstream.quota.reset_at
-            run.settle(batch[allowed:], QUOTA)
-            batch = batch[:allowed]
-        if not batch:
+
+        def fetch(names: tuple[str, ...]) -> Awaitable[list[Answer]]:
+            return upstream.fetch(names, Deadline(self.limits.request_deadline))
+
+        answers = await send_batch(batch, run, group, quota=upstream.quota, fetch=fetch, service=SERVICE)
+        if answers is None:
             await run.report()
             return
-        try:
-            answers = await upstream.fetch(batch, Deadline(self.limits.request_deadline))
-        except QuotaSpent as spent:
-            run.retry_at = spent.reset_at or run.retry_at
-            if spent.remaining and batch not in run.resized:
-                run.resized.add(batch)  # fewer names still fit: send again, cut to what is left
-                run.queue.appendleft(batch)
-            else:
-                run.settle(batch, QUOTA)
-            return
-        except InvalidArgument as refused:
-            if len(batch) > 1:
-                run.queue.extend((name,) for name in batch)  # which name does nationalize refuse?
-            else:
-                run.settle(batch, "invalid", f"nationalize.io refused it: {refused.what}")
-            return
-        except PermissionDenied as denied:
-            run.fatal = denied
-            group.cancel_scope.cancel()
-            return
-        except (UpstreamUnavailable, NotFound) as down:
-            # Any other answer nationalize gave is a fault of this request: its names only, never the call.
-            run.unavailable_because = down.what
-            if not down.retryable:  # e.g. a wrong --api-url: say what helps instead of "retry later"
-                run.unavailable_next = down.next_step
-            run.settle(batch, UNAVAILABLE)
-            return
-        finally:
-            with anyio.CancelScope(shield=True):
-                await upstream.quota.arelease(allowed)
         for answer in answers:
             run.outcomes[answer.name] = outcome_of(answer)
         run.fetched += len(answers)

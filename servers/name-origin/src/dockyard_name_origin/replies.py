@@ -16,7 +16,7 @@ from dockyard_shared import Problem
 from dockyard_shared.words import plural
 
 from .countries import country_name
-from .models import Answer, BatchItem, BatchResult, Confidence, CountryGuess, Status
+from .models import Answer, BatchItem, BatchResult, Confidence, CountryGuess, NameOrigin, OriginReply, Status
 from .quota import describe_wait
 from .settings import Limits
 
@@ -28,8 +28,10 @@ __all__ = [
     "Progress",
     "Run",
     "batch_result",
+    "compact",
     "confidence",
     "guesses",
+    "origin_reply",
     "outcome_of",
     "shown",
 ]
@@ -136,7 +138,7 @@ def batch_result(
         single_words += bool(name and " " not in name and item.status == "ok")
         if next_offset is not None:
             continue
-        item_size = len(item.model_dump_json(exclude_none=True)) + 1
+        item_size = len(compact(item).model_dump_json(exclude_none=True)) + 1  # as batch_predict sends it
         if items and size + item_size > limits.max_reply_chars:
             next_offset = offset + position
             continue
@@ -153,6 +155,37 @@ def batch_result(
         upstream_requests=requests,
         retry_at=run.retry_at if statuses.get(QUOTA) else None,
         note=_note(statuses, run, offset, next_offset, len(names), single_words, cached),
+    )
+
+
+def compact(item: BatchItem) -> NameOrigin:
+    """``item`` as batch_predict sends it: the name as given, ``[code, probability]`` pairs rounded to two
+    places (nationalize's samples do not support more; a country that rounds to 0 says nothing), the
+    status only when it is not ok."""
+    country = None
+    if item.country is not None:
+        pairs = ((guess.country_id, round(guess.probability, 2)) for guess in item.country)
+        country = [(code, probability) for code, probability in pairs if probability > 0]
+    return NameOrigin(
+        name=shown(item.input if item.input is not None else item.name),
+        status=None if item.status == "ok" else item.status,
+        count=item.count,
+        country=country,
+        confidence=item.confidence,
+        reason=item.reason,
+    )
+
+
+def origin_reply(result: BatchResult) -> OriginReply:
+    """batch_predict's reply: each item compact; the counts only when some name is not ok (otherwise they
+    repeat the list). What the call spent (cache hits, requests) stays in the BatchResult: it tells the
+    model nothing it can act on."""
+    return OriginReply(
+        results=[compact(item) for item in result.results],
+        statuses=result.statuses if set(result.statuses) - {"ok"} else None,
+        next_offset=result.next_offset,
+        retry_at=result.retry_at,
+        note=result.note,
     )
 
 

@@ -44,15 +44,14 @@ if TYPE_CHECKING:  # httpx and SQLAlchemy are imported by the first call or the 
 
 __all__ = ["create_server"]
 
-INSTRUCTIONS = """Predict where a name is most common, from nationalize.io. One name: predict_origin; several:
-batch_predict (one call: deduplicated, batched, a status per name). Cached names spend no quota;
-quota_status shows the quota, the circuit breaker and the cache. A prediction describes a name, never a
-person: read the interpret_name_origin prompt before drawing conclusions."""
+# Counted on every turn with the listing: only what no tool description says.
+INSTRUCTIONS = "A prediction describes a name, never a person: see the interpret_name_origin prompt."
 
 INTERPRET = """You are interpreting name-origin predictions from nationalize.io{about}. Do it responsibly:
 
-1. Get the predictions with the dockyard-name-origin tools: predict_origin for one name, batch_predict for
-   several (one call). A surname or full name says much more than a first name.
+1. Get the predictions with the dockyard-name-origin tools: batch_predict for one name or several (one
+   call); predict_origin, where served, gives one name's every country. A surname or full name says much
+   more than a first name.
 2. Read every prediction as a statement about a name: how people bearing it are spread over countries in
    nationalize's records. It is not a fact about any person. Anyone can bear any name: migration, marriage,
    adoption and transliteration make a name a weak signal about an individual.
@@ -141,12 +140,13 @@ def create_server(
         lifespan=close_http_client,
     )
     task = _serve_tasks(server, predictor) if settings.tasks else None
-    predict_set, traits_set = TOOLSETS
+    predict_set, details_set, traits_set = TOOLSETS
     install(
         server,
         settings.exposure,
         {
             predict_set: partial(predict_tools.register, predictor=predictor, task=task),
+            details_set: partial(predict_tools.register_details, predictor=predictor),
             traits_set: partial(trait_tools.register, traits=traits),
         },
     )

@@ -31,9 +31,16 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 TOOLSETS = (
     Toolset(
-        "predict",
-        "predict_origin, batch_predict, quota_status: nationalize.io predictions, cached and batched",
+        "predict", "batch_predict: where 1 to 1,000 names are most common, cached and batched", read_only=True
+    ),
+    # Off by default: every turn's listing pays for each tool served, and batch_predict answers one name
+    # as well as many. predict_origin (the reference server's one-name tool, in full) and quota_status are
+    # one flag away.
+    Toolset(
+        "details",
+        "predict_origin: one name in full (every country, named, notes); quota_status: quota, circuit, cache",
         read_only=True,
+        default=False,
     ),
     # Off by default: gender and age are sensitive attributes an operator opts into, and they spend the
     # same quota as origin (one key for all three Demografix APIs).

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
-from dockyard_shared import InvalidArgument, NotFound, PermissionDenied, Problem, UpstreamUnavailable
+from dockyard_shared import InvalidArgument, Problem
 from dockyard_shared.offload import run_in_thread
 from dockyard_shared.opened import Opened
 
@@ -33,9 +33,10 @@ from .demografix import SERVICES, DemografixClient, Kind, Trait
 from .handles import Parse, Unparsable, lowered, parse
 from .models import BatchItem, Confidence, Status
 from .predict import Predictor, invalid_reason, normalise
-from .quota import QuotaSpent, describe_wait
+from .quota import describe_wait
 from .replies import OFFLINE, QUOTA, UNAVAILABLE, Progress, shown
 from .resilience import Deadline
+from .sending import send_batch
 from .settings import Limits
 from .trait_models import TraitItem, TraitsResult, What
 
@@ -92,6 +93,8 @@ class _Run:
     fatal: Problem | None = None
     retry_at: datetime | None = None
     unavailable_because: str | None = None
+    # Set by sending.send_batch when retrying cannot help; unused in the note: its text names --api-url.
+    unavailable_next: str | None = None
     fetched: int = 0
     waited: int = 0  # names another call of this server fetched while this one waited
 
@@ -272,41 +275,12 @@ class TraitPredictor:
     async def _fetch_batch(
         self, client: DemografixClient, batch: tuple[str, ...], run: _Run, group: anyio.abc.TaskGroup
     ) -> None:
-        quota = client.quota
-        allowed = await quota.areserve(len(batch))
-        if allowed < len(batch):
-            run.retry_at = quota.retry_at()
-            run.settle(batch[allowed:], QUOTA)
-            batch = batch[:allowed]
-        if not batch:
+        def fetch(names: tuple[str, ...]) -> Awaitable[list[Trait]]:
+            return client.fetch_traits(names, Deadline(self.limits.request_deadline), run.country_id)
+
+        traits = await send_batch(batch, run, group, quota=client.quota, fetch=fetch, service=client.service)
+        if traits is None:
             return
-        try:
-            traits = await client.fetch_traits(batch, Deadline(self.limits.request_deadline), run.country_id)
-        except QuotaSpent as spent:
-            run.retry_at = spent.reset_at or run.retry_at
-            if spent.remaining and batch not in run.resized:
-                run.resized.add(batch)  # fewer names still fit: send again, cut to what is left
-                run.queue.appendleft(batch)
-            else:
-                run.settle(batch, QUOTA)
-            return
-        except InvalidArgument as refused:
-            if len(batch) > 1:
-                run.queue.extend((name,) for name in batch)  # which name does it refuse?
-            else:
-                run.settle(batch, "invalid", f"{client.service} refused it: {refused.what}")
-            return
-        except PermissionDenied as denied:
-            run.fatal = denied
-            group.cancel_scope.cancel()
-            return
-        except (UpstreamUnavailable, NotFound) as down:
-            run.unavailable_because = down.what
-            run.settle(batch, UNAVAILABLE)
-            return
-        finally:
-            with anyio.CancelScope(shield=True):
-                await quota.arelease(allowed)
         run.traits.update((trait.name, trait) for trait in traits)
         run.fetched += len(traits)
         await self._store(traits)
