@@ -19,7 +19,8 @@ from dockyard_shared.offload import run_in_thread
 
 from .database import Budget, Database
 from .database.catalog import EXACT_COUNT_UP_TO
-from .database.connection import quote_identifier, worker_limits
+from .database.connection import one_statement, quote_identifier, worker_limits
+from .database.pages import offset_from, query_fingerprint
 from .files import ExportFile, checked_name, open_import
 from .models import (
     ExecuteResult,
@@ -31,6 +32,7 @@ from .models import (
     TableDescription,
     TableList,
 )
+from .query_cost import Weight, statement_words, weigh
 from .settings import DatabaseSpec, Limits
 from .workers.pool import WorkerPool
 from .workers.protocol import MAX_ATTACHED, MEMORY
@@ -45,6 +47,9 @@ Params = dict[str, Any] | list[Any] | None
 
 # How much of the catalog the warm-up describes ahead (DatabaseSet.describe_ahead): a first look at a
 # database describes a handful of tables; the catalog cache keeps 64 answers per database.
+# How far weighing a query (--tasks) counts a table the listing gives only a lower bound for (WITHOUT
+# ROWID): ~10 ms of SQLite's work; a larger one weighs as unknown, so the call runs as a task.
+COUNT_UP_TO = 100_000
 DESCRIBE_AHEAD_TABLES = 8
 DESCRIBE_AHEAD_SECONDS = 0.1
 
@@ -164,14 +169,17 @@ class DatabaseSet:
             next_step=did_you_mean(name, self.databases, kind="database"),
         )
 
-    async def run(self, work: Callable[[Budget], T]) -> T:
-        """Run ``work`` in a worker thread under a fresh budget.
+    async def run(self, work: Callable[[Budget], T], *, as_task: bool = False) -> T:
+        """Run ``work`` in a worker thread under a fresh budget (``as_task``: a task's, --task-timeout-ms).
 
-        The event loop keeps serving other requests meanwhile. If the request is cancelled, the budget
-        is cancelled: the worker process running its statement is killed (and replaced), so the work
-        stops at once, and the thread is released.
+        The event loop keeps serving other requests meanwhile. If the request is cancelled (or its task),
+        the budget is cancelled: the worker process running its statement is killed (and replaced), so the
+        work stops at once, and the thread is released.
         """
-        budget = Budget(self.limits.timeout_ms)
+        if as_task:
+            budget = Budget(self.limits.task_timeout_ms, flag="--task-timeout-ms")
+        else:
+            budget = Budget(self.limits.timeout_ms)
         return await run_in_thread(lambda: work(budget), on_cancel=budget.cancel)
 
     # -- what the tools and resources call --------------------------------------------------------
@@ -203,12 +211,52 @@ class DatabaseSet:
         return await self.run(lambda _: db.table_names(prefix))
 
     async def query(
-        self, name: str | None, sql: str, params: Params, *, max_rows: int | None, cursor: str | None
+        self,
+        name: str | None,
+        sql: str,
+        params: Params,
+        *,
+        max_rows: int | None,
+        cursor: str | None,
+        as_task: bool = False,
     ) -> QueryResult:
         db = self.resolve(name)
         return await self.run(
-            lambda budget: db.query(sql, params, max_rows=max_rows, cursor=cursor, budget=budget)
+            lambda budget: db.query(sql, params, max_rows=max_rows, cursor=cursor, budget=budget),
+            as_task=as_task,
         )
+
+    async def weigh(
+        self, name: str | None, sql: str, params: Params, *, max_rows: int | None, cursor: str | None
+    ) -> Weight:
+        """How many rows a query call may visit before its page is complete (:mod:`.query_cost`): its plan,
+        weighed by the row counts of the table listing (kept in the catalog cache)."""
+        db = self.resolve(name)
+        sql = one_statement(sql)
+        offset = offset_from(cursor, query_fingerprint(db.alias, sql, params)) if cursor else 0
+        page_rows = offset + (max_rows or self.limits.default_rows) + 1
+        bound = sum(
+            len(v)
+            for v in (params.values() if isinstance(params, dict) else params or ())
+            if isinstance(v, str)
+        )
+
+        def work(budget: Budget) -> Weight:
+            listing = db.kept_listing() or db.table_listing()
+            named = {word for word, _ in statement_words(sql)}
+            counts: dict[str, int | None] = {}
+            unsure = []  # named tables the listing only bounds below (WITHOUT ROWID): counted, up to a bound
+            for table in listing.tables:
+                if table.type == "table" and table.row_count_is in ("exact", "estimate"):
+                    counts[table.name.lower()] = table.row_count
+                elif table.type == "table" and table.name.lower() in named:
+                    unsure.append(table.name)
+            steps, counted = db.plan_steps(sql, params, budget=budget, count=unsure, up_to=COUNT_UP_TO + 1)
+            for table_name, rows in counted.items():
+                counts[table_name.lower()] = rows if rows <= COUNT_UP_TO else None
+            return weigh(sql, steps, counts, page_rows=page_rows, bound_chars=bound)
+
+        return await self.run(work)
 
     async def explain(self, name: str | None, sql: str, params: Params) -> QueryPlan:
         db = self.resolve(name)

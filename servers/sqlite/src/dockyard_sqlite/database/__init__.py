@@ -48,6 +48,7 @@ from .connection import (
     bind,
     checkout,
     one_statement,
+    quote_identifier,
     worker_limits,
 )
 from .errors import ColumnsNearby, problem_for
@@ -314,6 +315,25 @@ class Database:
         cut = len(steps) < len(rows) or len(scans) < len(notes)
         note = f"Only the first {len(steps)} of {len(rows)} plan steps fit one reply." if cut else None
         return QueryPlan(database=self.alias, plan=roots, full_scans=scans, note=note)
+
+    def plan_steps(
+        self, sql: str, params: Params, *, budget: Budget, count: list[str], up_to: int
+    ) -> tuple[list[str], dict[str, int]]:
+        """EXPLAIN QUERY PLAN's steps for a statement, in order (planned, not run), and the rows of the
+        tables ``count``, each counted up to ``up_to``: what --tasks weighs (:mod:`..query_cost`)."""
+        sql = one_statement(sql)
+        with self._connection(budget=budget, sql=sql, params=params) as connection:
+            steps = [
+                row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}", bind(params)).fetchall()
+            ]
+            with connection.auth_log.own_statement():
+                counted = {
+                    name: connection.execute(
+                        f"SELECT count(*) FROM (SELECT 1 FROM {quote_identifier(name)} LIMIT {int(up_to)})"
+                    ).fetchone()[0]
+                    for name in count
+                }
+        return steps, counted
 
     def search_schema(
         self, pattern: str | None, column_type: str | None, detail: str, offset: int
