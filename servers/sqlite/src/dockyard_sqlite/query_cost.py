@@ -68,6 +68,26 @@ _AGGREGATES = frozenset(
         "jsonb_group_object",
     ]
 )
+# Words that follow a table's name without being its alias.
+_NOT_ALIASES = _FILTERS | frozenset(
+    [
+        "join",
+        "inner",
+        "left",
+        "right",
+        "full",
+        "outer",
+        "cross",
+        "limit",
+        "order",
+        "indexed",
+        "not",
+        "as",
+        "set",
+        "values",
+        "returning",
+    ]
+)
 # String literals, quoted identifiers and comments: their words are not the statement's.
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|\[[^\]]*\]|--[^\n]*|/\*.*?(?:\*/|$)", re.S)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*(\s*\()?")
@@ -118,14 +138,23 @@ def weigh(
     if streams(sql, steps):
         return Weight(page_rows, f"streams: {page_rows} rows for the page")
     produced = {m.group(1).lower() for step in steps if (m := _PRODUCED.match(step))}
-    named = {word for word, _ in statement_words(sql)}
-    # A plan names a table by its alias where it has one: such a name weighs as the largest table the
-    # statement names.
-    largest = [row_counts.get(word, 0) for word in named if word in row_counts]
-    any_table = None if None in largest else max(largest, default=None)
+    words = [word for word, _ in statement_words(sql)]
+    # A plan names a table by its alias where it has one ("FROM orders o", "orders AS o"); an alias not
+    # read so weighs as the largest table the statement names.
+    aliases = {}
+    for index, word in enumerate(words[:-1]):
+        if word in row_counts:
+            alias = (
+                words[index + 2] if words[index + 1] == "as" and index + 2 < len(words) else words[index + 1]
+            )
+            if alias not in _NOT_ALIASES and alias not in row_counts:
+                aliases.setdefault(alias, word)
+    largest = [row_counts[word] for word in set(words) if word in row_counts]
+    any_table = None if None in largest else max(largest, default=None)  # type: ignore[type-var]
 
     def rows_of(name: str) -> int | None:
         key = name.lower()
+        key = aliases.get(key, key) if key not in row_counts else key
         if key in row_counts:
             return row_counts[key]
         if key in produced:

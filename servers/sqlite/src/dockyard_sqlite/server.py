@@ -13,9 +13,9 @@ from dockyard_shared.toolsets import install, prompt
 from dockyard_shared.warmup import after_initialize
 
 from .database_set import DatabaseSet
-from .long_queries import serve_tasks
 from .settings import ACROSS, EXPORT, IMPORT, READ, SEARCH, WRITE, Settings
 from .toolsets import across, export, imports, read, search, write
+from .toolsets.long_queries import serve_tasks
 from .workers.pool import WorkerPool
 
 __all__ = ["create_server"]

@@ -12,9 +12,9 @@ from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
 
 from ..database_set import DatabaseSet
-from ..long_queries import while_reporting
 from ..models import QueryPlan, QueryResult, TableDescription, TableList
 from .arguments import DatabaseName, Params, Sql
+from .long_queries import while_reporting
 
 __all__ = ["register"]
 

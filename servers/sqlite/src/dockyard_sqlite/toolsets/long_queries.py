@@ -1,7 +1,7 @@
 """``--tasks``: a ``query`` that may run long becomes an MCP task (dockyard_shared.long_calls).
 
 Which calls: those whose plan may visit more than ``Limits.task_rows`` rows before the page is complete, or
-has no bound before it runs (:mod:`.query_cost`). ``SELECT 1``, a point read by key, the first page of an
+has no bound before it runs (:mod:`..query_cost`). ``SELECT 1``, a point read by key, the first page of an
 unfiltered ``SELECT * FROM big`` stay plain calls, even for a client that asked for a task: a task costs
 the client a poll (up to a second) that a cheap read should not pay.
 
@@ -9,7 +9,7 @@ What a task gets: a longer time limit (``--task-timeout-ms``, default 60 s again
 host waits on it (the motivation is a host that cuts a request at 60 s), so the limit only bounds how long
 one statement holds a worker process. Its progress, as it polls, is the time used of that limit: SQLite
 says nothing of how far a statement has got. Cancelling the task cancels the call, which kills the worker
-process running the statement (:meth:`.database_set.DatabaseSet.run`); the pool starts another.
+process running the statement (:meth:`..database_set.DatabaseSet.run`); the pool starts another.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from fastmcp import Context, FastMCP
 
-from .database_set import DatabaseSet
+from ..database_set import DatabaseSet
 
 __all__ = ["serve_tasks", "while_reporting"]
 
@@ -85,7 +85,9 @@ async def while_reporting(ctx: Context, limit_ms: int, work: Callable[[], Awaita
         while True:
             used = int(time.monotonic() - started)
             with contextlib.suppress(Exception):  # progress is a courtesy: never the call's failure
-                await ctx.report_progress(used, limit_s, f"running for {used} s of its {limit_s} s time limit")
+                await ctx.report_progress(
+                    used, limit_s, f"running for {used} s of its {limit_s} s time limit"
+                )
             await asyncio.sleep(_REPORT_EVERY_S)
 
     reporter = asyncio.create_task(report())
