@@ -251,9 +251,10 @@ class DatabaseSet:
                     counts[table.name.lower()] = table.row_count
                 elif table.type == "table" and table.name.lower() in named:
                     unsure.append(table.name)
-            steps, counted = db.plan_steps(sql, params, budget=budget, count=unsure, up_to=COUNT_UP_TO + 1)
-            for table_name, rows in counted.items():
+            for table_name in unsure:
+                rows = db.rows_up_to(table_name, COUNT_UP_TO + 1)
                 counts[table_name.lower()] = rows if rows <= COUNT_UP_TO else None
+            steps = db.plan_steps(sql, params, budget=budget)
             return weigh(sql, steps, counts, page_rows=page_rows, bound_chars=bound)
 
         return await self.run(work)
