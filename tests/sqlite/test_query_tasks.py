@@ -24,10 +24,11 @@ from fastmcp_tasks import ToolTask, call_tool_task
 from mcp.shared.exceptions import MCPError
 
 from dockyard_shared import InvalidArgument
+from dockyard_shared.toolsets import Exposure
 from dockyard_sqlite.database.connection import worker_limits
 from dockyard_sqlite.query_cost import EQ_FANOUT, weigh
 from dockyard_sqlite.server import create_server
-from dockyard_sqlite.settings import Limits, Settings, parse_database_spec
+from dockyard_sqlite.settings import EXPORT, Limits, Settings, parse_database_spec
 from dockyard_sqlite.workers.pool import WorkerPool
 from tests.harness import LEGACY, open_session
 from tests.sqlite.cli import from_command_line
@@ -266,6 +267,59 @@ async def test_the_console_script_with_tasks_serves_them_over_stdio(people, sqli
         assert (await task.result()).structured_content["rows"] == [[100_000]]
         with pytest.raises(ToolError, match="did not run as a task"):
             await call_tool_task(client, "query", {"sql": "SELECT 1"})
+
+
+# -- export_csv: every row of a large read is written as a task ----------------------------------
+
+
+def exporting_server(path: Path, folder: Path, pool: WorkerPool | None = None, **limits):
+    settings = Settings(
+        databases=(parse_database_spec(str(path)),),
+        exposure=Exposure().enabling(EXPORT.name),
+        limits=Limits(**limits),
+        export_dir=folder,
+        tasks=True,
+    )
+    return create_server(settings, pool=pool)
+
+
+async def test_an_export_of_a_large_table_runs_as_a_task_and_a_small_one_in_place(people, tmp_path):
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    server = exporting_server(people, folder, task_rows=100)
+    async with Client(server) as client:
+        task = await call_tool_task(client, "export_csv", {"file": "people.csv", "table": "people"})
+        assert (await task.wait(timeout=60)).status == "completed"
+        assert (await task.result()).structured_content["rows"] == 250
+        one = {"file": "one.csv", "sql": "SELECT * FROM people WHERE id = ?", "params": [1]}
+        with pytest.raises(ToolError, match="did not run as a task"):
+            await call_tool_task(client, "export_csv", one)
+    assert len((folder / "people.csv").read_text().splitlines()) == 251
+    assert (folder / "one.csv").exists()  # the plain call wrote it
+
+
+async def test_cancelling_an_export_kills_its_worker_and_removes_the_partial_file(people, tmp_path):
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    pool = WorkerPool(worker_limits(Limits(workers=1)))
+    endless = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < ?1) SELECT n FROM c"
+    try:
+        async with Client(exporting_server(people, folder, pool=pool, workers=1)) as client:
+            task = await call_tool_task(
+                client, "export_csv", {"file": "all.csv", "sql": endless, "params": [FOREVER]}
+            )
+            await until(
+                lambda: any(p.stat().st_size > 0 for p in folder.iterdir()), "rows in the partial file"
+            )
+            (pid,) = pool.pids
+            await task.cancel()
+            assert (await task.status()).status == "cancelled"
+            await until(lambda: not Path(f"/proc/{pid}").exists(), "the worker process to be gone")
+            await until(lambda: not list(folder.iterdir()), "the partial file to be removed")
+            again = await client.call_tool("query", {"sql": "SELECT 7 AS n"})
+            assert again.structured_content["rows"] == [[7]]
+    finally:
+        pool.close()
 
 
 # -- the estimate itself, on plans SQLite makes --------------------------------------------------

@@ -227,13 +227,24 @@ class DatabaseSet:
         )
 
     async def weigh(
-        self, name: str | None, sql: str, params: Params, *, max_rows: int | None, cursor: str | None
+        self,
+        name: str | None,
+        sql: str | None,
+        params: Params,
+        *,
+        max_rows: int | None = None,
+        cursor: str | None = None,
+        table: str | None = None,
+        every_row: bool = False,
     ) -> Weight:
         """How many rows a query call may visit before its page is complete (:mod:`.query_cost`): its plan,
-        weighed by the row counts of the table listing (kept in the catalog cache)."""
+        weighed by the row counts of the table listing (kept in the catalog cache). ``every_row``: an export's
+        read of every row of ``sql`` (or of ``table``), not a page."""
         db = self.resolve(name)
-        sql = one_statement(sql)
-        offset = offset_from(cursor, query_fingerprint(db.alias, sql, params)) if cursor else 0
+        every_row = every_row or table is not None
+        if sql is not None:
+            sql = one_statement(sql)
+        offset = offset_from(cursor, query_fingerprint(db.alias, sql, params)) if cursor and sql else 0
         page_rows = offset + (max_rows or self.limits.default_rows) + 1
         bound = sum(
             len(v)
@@ -242,20 +253,24 @@ class DatabaseSet:
         )
 
         def work(budget: Budget) -> Weight:
+            statement = f"SELECT * FROM {quote_identifier(db.resolve_table(table)[0])}" if table else sql
+            assert statement is not None
             listing = db.kept_listing() or db.table_listing()
-            named = {word for word, _ in statement_words(sql)}
+            named = {word for word, _ in statement_words(statement)}
             counts: dict[str, int | None] = {}
             unsure = []  # named tables the listing only bounds below (WITHOUT ROWID): counted, up to a bound
-            for table in listing.tables:
-                if table.type == "table" and table.row_count_is in ("exact", "estimate"):
-                    counts[table.name.lower()] = table.row_count
-                elif table.type == "table" and table.name.lower() in named:
-                    unsure.append(table.name)
+            for summary in listing.tables:
+                if summary.type == "table" and summary.row_count_is in ("exact", "estimate"):
+                    counts[summary.name.lower()] = summary.row_count
+                elif summary.type == "table" and summary.name.lower() in named:
+                    unsure.append(summary.name)
             for table_name in unsure:
                 rows = db.rows_up_to(table_name, COUNT_UP_TO + 1)
                 counts[table_name.lower()] = rows if rows <= COUNT_UP_TO else None
-            steps = db.plan_steps(sql, params, budget=budget)
-            return weigh(sql, steps, counts, page_rows=page_rows, bound_chars=bound)
+            steps = db.plan_steps(statement, None if table else params, budget=budget)
+            return weigh(
+                statement, steps, counts, page_rows=None if every_row else page_rows, bound_chars=bound
+            )
 
         return await self.run(work)
 
@@ -299,6 +314,7 @@ class DatabaseSet:
         params: Params,
         folder: Path,
         max_bytes: int,
+        as_task: bool = False,
     ) -> ExportResult:
         """A statement's rows, or a table's, into ``file`` in ``folder`` (never overwriting; a partial file
         never stays)."""
@@ -331,7 +347,7 @@ class DatabaseSet:
                 note=note,
             )
 
-        return await self.run(work)
+        return await self.run(work, as_task=as_task)
 
     async def import_csv(
         self, name: str | None, *, file: str, table: str, types: str, folder: Path

@@ -128,14 +128,15 @@ def weigh(
     steps: Sequence[str],
     row_counts: Mapping[str, int | None],
     *,
-    page_rows: int,
+    page_rows: int | None,
     bound_chars: int = 0,
 ) -> Weight:
     """The rows ``sql`` may visit, from its plan ``steps`` (EXPLAIN QUERY PLAN's details, in order) and
     ``row_counts`` (table name, lower case → rows; None when not counted). ``page_rows``: the rows the call
-    reads if the statement streams (the page, and those a cursor skips); ``bound_chars``: the characters of
+    reads if the statement streams (the page, and those a cursor skips; None: every row is read, as an
+    export does); ``bound_chars``: the characters of
     the values bound to it (what a JSON table-valued function over them can yield)."""
-    if streams(sql, steps):
+    if page_rows is not None and streams(sql, steps):
         return Weight(page_rows, f"streams: {page_rows} rows for the page")
     produced = {m.group(1).lower() for step in steps if (m := _PRODUCED.match(step))}
     words = [word for word, _ in statement_words(sql)]

@@ -38,7 +38,7 @@ def create_server(settings: Settings, *, pool: WorkerPool | None = None) -> Fast
             WRITE: lambda tools: write.register(tools, databases, settings.exposure),
             SEARCH: lambda tools: search.register(tools, databases),
             ACROSS: lambda tools: across.register(tools, databases),
-            EXPORT: lambda tools: export.register(tools, databases, settings.export_dir),
+            EXPORT: lambda tools: export.register(tools, databases, settings.export_dir, task=task),
             IMPORT: lambda tools: imports.register(tools, databases, settings.import_dir),
         },
     )

@@ -1,15 +1,18 @@
-"""``--tasks``: a ``query`` that may run long becomes an MCP task (dockyard_shared.long_calls).
+"""``--tasks``: a ``query`` or ``export_csv`` that may run long becomes an MCP task
+(dockyard_shared.long_calls).
 
-Which calls: those whose plan may visit more than ``Limits.task_rows`` rows before the page is complete, or
-has no bound before it runs (:mod:`..query_cost`). ``SELECT 1``, a point read by key, the first page of an
-unfiltered ``SELECT * FROM big`` stay plain calls, even for a client that asked for a task: a task costs
-the client a poll (up to a second) that a cheap read should not pay.
+Which calls: those whose plan may visit more than ``Limits.task_rows`` rows before the page is complete
+(an export: before its last row is written), or has no bound before it runs (:mod:`..query_cost`).
+``SELECT 1``, a point read by key, the first page of an unfiltered ``SELECT * FROM big`` stay plain calls,
+even for a client that asked for a task: a task costs the client a poll (up to a second) that a cheap read
+should not pay.
 
 What a task gets: a longer time limit (``--task-timeout-ms``, default 60 s against a plain call's 5 s): no
 host waits on it (the motivation is a host that cuts a request at 60 s), so the limit only bounds how long
 one statement holds a worker process. Its progress, as it polls, is the time used of that limit: SQLite
 says nothing of how far a statement has got. Cancelling the task cancels the call, which kills the worker
-process running the statement (:meth:`..database_set.DatabaseSet.run`); the pool starts another.
+process running the statement (:meth:`..database_set.DatabaseSet.run`); the pool starts another, and an
+export's partial file is removed as on any failure.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ _REPORT_EVERY_S = 1.0
 
 
 def serve_tasks(server: FastMCP, databases: DatabaseSet) -> Any:
-    """Serve the tasks extension; return query's task configuration."""
+    """Serve the tasks extension; return the task configuration of query and export_csv."""
     from dockyard_shared.long_calls import LongCalls, task_config  # pydocket: only with --tasks
 
     limits = databases.limits
@@ -54,7 +57,21 @@ def serve_tasks(server: FastMCP, databases: DatabaseSet) -> Any:
         )
         return weight.over(limits.task_rows)
 
+    async def may_export_long(arguments: Mapping[str, Any]) -> bool:
+        if not _client_takes_tasks():
+            return False
+        sql, table, params = arguments.get("sql"), arguments.get("table"), arguments.get("params")
+        if (sql is None) == (table is None) or not isinstance(params, list | dict | None):
+            return False  # the tool refuses them, in place
+        if not isinstance(sql or table, str):
+            return False
+        weight = await databases.weigh(
+            arguments.get("database"), sql, None if table else params, table=table, every_row=True
+        )
+        return weight.over(limits.task_rows)
+
     long_calls.decide("query", may_run_long)
+    long_calls.decide("export_csv", may_export_long)
     server.add_extension(long_calls)
     return task_config()
 
