@@ -25,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 
 from dockyard_shared import InvalidArgument
 from dockyard_shared.toolsets import Exposure
+from dockyard_sqlite.database import Database
 from dockyard_sqlite.database.connection import worker_limits
 from dockyard_sqlite.query_cost import EQ_FANOUT, weigh
 from dockyard_sqlite.server import create_server
@@ -225,11 +226,17 @@ async def test_a_task_of_another_actor_is_refused_over_authenticated_http(people
         await serving
 
 
-async def test_clients_without_the_extension_get_the_plain_call_with_the_same_answer(people, era):
+async def test_clients_without_the_extension_get_the_plain_call_with_the_same_answer(
+    people, era, monkeypatch
+):
+    planned = []
+    plan_steps = Database.plan_steps
+    monkeypatch.setattr(Database, "plan_steps", lambda *a, **k: planned.append(a[1]) or plan_steps(*a, **k))
     server = tasks_server(people)
     arguments = {"sql": COUNT_TO, "params": [5_000]}
     async with Client(server) as client:  # declares the extension: a task, polled to its result
         tasked = await (await call_tool_task(client, "query", arguments)).result()
+    assert planned == [COUNT_TO]
     if era == LEGACY:
         async with open_session(server, era=era) as session:
             plain = (await session.call_ok("query", arguments)).data
@@ -237,6 +244,7 @@ async def test_clients_without_the_extension_get_the_plain_call_with_the_same_an
         async with PlainClient(server) as client:
             assert "io.modelcontextprotocol/tasks" in (client.server_capabilities.extensions or {})
             plain = (await client.call_tool("query", arguments)).structured_content
+    assert planned == [COUNT_TO]  # the server did not even plan it for a client that cannot take a task
     assert plain["rows"] == tasked.structured_content["rows"] == [[5_000]]
     assert plain == tasked.structured_content
 
