@@ -151,6 +151,17 @@ async def test_a_read_of_a_whole_large_table_runs_as_a_task(people, sql, expecte
         assert (await task.result()).structured_content["rows"] == expected
 
 
+async def test_a_page_of_a_view_is_weighed_as_the_view_reads_not_as_its_name_reads(people):
+    connection = sqlite3.connect(people)
+    connection.execute("CREATE VIEW rare_pets AS SELECT * FROM pets WHERE kind = 'dog'")  # filters every row
+    connection.close()
+    server = tasks_server(people, task_rows=100)
+    async with Client(server) as client:
+        task = await call_tool_task(client, "query", {"sql": "SELECT * FROM rare_pets", "max_rows": 10})
+        assert (await task.wait(timeout=60)).status == "completed"
+        assert (await task.result()).structured_content["rows"] == []
+
+
 async def test_cancelling_the_task_kills_its_worker_and_the_next_query_works(people):
     limits = Limits(workers=1)
     pool = WorkerPool(worker_limits(limits))

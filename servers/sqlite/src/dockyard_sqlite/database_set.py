@@ -259,7 +259,9 @@ class DatabaseSet:
             named = {word for word, _ in statement_words(statement)}
             counts: dict[str, int | None] = {}
             unsure = []  # named tables the listing only bounds below (WITHOUT ROWID): counted, up to a bound
+            reads_view = False  # a view's filters and aggregates are not in the statement's text
             for summary in listing.tables:
+                reads_view = reads_view or (summary.type == "view" and summary.name.lower() in named)
                 if summary.type == "table" and summary.row_count_is in ("exact", "estimate"):
                     counts[summary.name.lower()] = summary.row_count
                 elif summary.type == "table" and summary.name.lower() in named:
@@ -269,7 +271,11 @@ class DatabaseSet:
                 counts[table_name.lower()] = rows if rows <= COUNT_UP_TO else None
             steps = db.plan_steps(statement, None if table else params, budget=budget)
             return weigh(
-                statement, steps, counts, page_rows=None if every_row else page_rows, bound_chars=bound
+                statement,
+                steps,
+                counts,
+                page_rows=None if every_row or reads_view else page_rows,
+                bound_chars=bound,
             )
 
         return await self.run(work)

@@ -134,8 +134,9 @@ def weigh(
     """The rows ``sql`` may visit, from its plan ``steps`` (EXPLAIN QUERY PLAN's details, in order) and
     ``row_counts`` (table name, lower case → rows; None when not counted). ``page_rows``: the rows the call
     reads if the statement streams (the page, and those a cursor skips; None: every row is read, as an
-    export does); ``bound_chars``: the characters of
-    the values bound to it (what a JSON table-valued function over them can yield)."""
+    export does, or the statement reads a view, whose own filters its text does not show);
+    ``bound_chars``: the characters of the values bound to it (what a JSON table-valued function over
+    them can yield)."""
     if page_rows is not None and streams(sql, steps):
         return Weight(page_rows, f"streams: {page_rows} rows for the page")
     produced = {m.group(1).lower() for step in steps if (m := _PRODUCED.match(step))}
@@ -173,7 +174,7 @@ def weigh(
             name = scan.group(1)
             if scan.group(2):  # a virtual table
                 if name.lower().startswith("pragma_"):
-                    cost = 1_000
+                    cost = 1_000  # the catalog: a table's columns, a database's indexes
                 elif name.lower() in ("json_each", "json_tree", "jsonb_each", "jsonb_tree"):
                     cost = max(100, bound_chars // _JSON_CHARS_PER_ROW)
                 else:
