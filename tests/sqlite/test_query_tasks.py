@@ -187,6 +187,25 @@ async def test_cancelling_the_task_kills_its_worker_and_the_next_query_works(peo
     assert sorted(p.name for p in people.parent.iterdir() if p.name.startswith(people.name)) == [people.name]
 
 
+async def test_while_every_worker_is_busy_even_a_cheap_query_waits_its_turn_as_a_task(people):
+    pool = WorkerPool(worker_limits(Limits(workers=1)))
+    try:
+        async with Client(tasks_server(people, pool=pool, workers=1)) as client:
+            busy = await call_tool_task(client, "query", {"sql": COUNT_TO, "params": [FOREVER]})
+            (pid,) = pool.pids
+            spent = cpu_ticks(pid)
+            await until(lambda: cpu_ticks(pid) >= spent + 10, "the only worker to be busy")
+            started = time.monotonic()
+            waiting = await call_tool_task(client, "query", {"sql": "SELECT 1 AS one"})  # not planned in time
+            assert time.monotonic() - started < 5  # answered with a task, not held until a worker frees
+            assert (await waiting.status()).status == "working"
+            await busy.cancel()
+            assert (await waiting.wait(timeout=60)).status == "completed"
+            assert (await waiting.result()).structured_content["rows"] == [[1]]
+    finally:
+        pool.close()
+
+
 async def test_a_task_id_this_server_did_not_mint_is_refused(tmp_path, people):
     other_copy = tmp_path / "other.db"
     other_copy.write_bytes(people.read_bytes())

@@ -26,10 +26,13 @@ from typing import Any, TypeVar
 from fastmcp import Context, FastMCP
 
 from ..database_set import DatabaseSet
+from ..query_cost import Weight
 
-__all__ = ["serve_tasks", "while_reporting"]
+__all__ = ["PLAN_WITHIN_S", "serve_tasks", "while_reporting"]
 
 T = TypeVar("T")
+# How long the decision may take: planning a statement takes ~0.5 ms when a worker is free.
+PLAN_WITHIN_S = 1.0
 # How often a task's progress is updated: its poll interval (dockyard_shared.long_calls.POLL_INTERVAL).
 _REPORT_EVERY_S = 1.0
 
@@ -48,14 +51,16 @@ def serve_tasks(server: FastMCP, databases: DatabaseSet) -> Any:
         sql, params = arguments["sql"], arguments.get("params")
         if not isinstance(sql, str) or not isinstance(params, list | dict | None):
             return False  # the tool refuses them, in place
-        weight = await databases.weigh(
-            arguments.get("database"),
-            sql,
-            params,
-            max_rows=arguments.get("max_rows"),
-            cursor=arguments.get("cursor"),
+        return await _weighs_over(
+            databases.weigh(
+                arguments.get("database"),
+                sql,
+                params,
+                max_rows=arguments.get("max_rows"),
+                cursor=arguments.get("cursor"),
+            ),
+            limits.task_rows,
         )
-        return weight.over(limits.task_rows)
 
     async def may_export_long(arguments: Mapping[str, Any]) -> bool:
         if not _client_takes_tasks():
@@ -65,15 +70,29 @@ def serve_tasks(server: FastMCP, databases: DatabaseSet) -> Any:
             return False  # the tool refuses them, in place
         if not isinstance(sql or table, str):
             return False
-        weight = await databases.weigh(
-            arguments.get("database"), sql, None if table else params, table=table, every_row=True
+        return await _weighs_over(
+            databases.weigh(
+                arguments.get("database"), sql, None if table else params, table=table, every_row=True
+            ),
+            limits.task_rows,
         )
-        return weight.over(limits.task_rows)
 
     long_calls.decide("query", may_run_long)
     long_calls.decide("export_csv", may_export_long)
     server.add_extension(long_calls)
     return task_config()
+
+
+async def _weighs_over(weighing: Awaitable[Weight], threshold: int) -> bool:
+    """Whether the weight is over ``threshold``. Planning that takes longer than :data:`PLAN_WITHIN_S`
+    (every worker busy, or a statement slow to compile) makes a task too: that is no cheap read, and a
+    task waits its turn where a plain call would wait on the request. Cancelling the planning kills its
+    worker, as for any call."""
+    try:
+        weight = await asyncio.wait_for(weighing, PLAN_WITHIN_S)
+    except TimeoutError:
+        return True
+    return weight.over(threshold)
 
 
 def _client_takes_tasks() -> bool:
