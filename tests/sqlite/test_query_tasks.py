@@ -307,6 +307,22 @@ async def test_the_console_script_with_tasks_serves_them_over_stdio(people, sqli
             await call_tool_task(client, "query", {"sql": "SELECT 1"})
 
 
+async def test_query_across_weighs_a_table_by_the_largest_of_its_name_among_the_databases(people, tmp_path):
+    pets_only = tmp_path / "zoo.db"
+    connection = sqlite3.connect(pets_only)
+    connection.execute("CREATE TABLE pets (id INTEGER PRIMARY KEY, kind TEXT)")
+    connection.commit()
+    connection.close()
+    server = tasks_server(people, pets_only, task_rows=100)
+    async with Client(server) as client:
+        whole = "SELECT count(*) FROM people.pets UNION ALL SELECT count(*) FROM zoo.pets"
+        task = await call_tool_task(client, "query_across", {"sql": whole})
+        assert (await task.wait(timeout=60)).status == "completed"
+        assert (await task.result()).structured_content["rows"] == [[300], [0]]
+        with pytest.raises(ToolError, match="did not run as a task"):
+            await call_tool_task(client, "query_across", {"sql": "SELECT * FROM people.pets WHERE id = 1"})
+
+
 # -- export_csv: every row of a large read is written as a task ----------------------------------
 
 

@@ -236,11 +236,15 @@ class DatabaseSet:
         cursor: str | None = None,
         table: str | None = None,
         every_row: bool = False,
+        across: bool = False,
     ) -> Weight:
         """How many rows a query call may visit before its page is complete (:mod:`.query_cost`): its plan,
         weighed by the row counts of the table listing (kept in the catalog cache). ``every_row``: an export's
-        read of every row of ``sql`` (or of ``table``), not a page."""
-        db = self.resolve(name)
+        read of every row of ``sql`` (or of ``table``), not a page. ``across``: query_across's statement,
+        a table weighing as the largest of that name among the attached databases."""
+        db = self.across() if across else self.resolve(name)
+        sources = [d for d in self.databases.values() if d.alias in db.attached or d.path == db.path]
+        sources = sources if across else [db]
         every_row = every_row or table is not None
         if sql is not None:
             sql = one_statement(sql)
@@ -255,20 +259,23 @@ class DatabaseSet:
         def work(budget: Budget) -> Weight:
             statement = f"SELECT * FROM {quote_identifier(db.resolve_table(table)[0])}" if table else sql
             assert statement is not None
-            listing = db.kept_listing() or db.table_listing()
             named = {word for word, _ in statement_words(statement)}
             counts: dict[str, int | None] = {}
-            unsure = []  # named tables the listing only bounds below (WITHOUT ROWID): counted, up to a bound
             reads_view = False  # a view's filters and aggregates are not in the statement's text
-            for summary in listing.tables:
-                reads_view = reads_view or (summary.type == "view" and summary.name.lower() in named)
-                if summary.type == "table" and summary.row_count_is in ("exact", "estimate"):
-                    counts[summary.name.lower()] = summary.row_count
-                elif summary.type == "table" and summary.name.lower() in named:
-                    unsure.append(summary.name)
-            for table_name in unsure:
-                rows = db.rows_up_to(table_name, COUNT_UP_TO + 1)
-                counts[table_name.lower()] = rows if rows <= COUNT_UP_TO else None
+            for source in sources:
+                for summary in (source.kept_listing() or source.table_listing()).tables:
+                    key = summary.name.lower()
+                    reads_view = reads_view or (summary.type == "view" and key in named)
+                    if summary.type != "table":
+                        continue
+                    rows = summary.row_count if summary.row_count_is in ("exact", "estimate") else None
+                    if (
+                        rows is None and key in named
+                    ):  # only bounded below (WITHOUT ROWID): count, up to a bound
+                        counted = source.rows_up_to(summary.name, COUNT_UP_TO + 1)
+                        rows = counted if counted <= COUNT_UP_TO else None
+                    known = counts.get(key, 0)
+                    counts[key] = None if rows is None or known is None else max(rows, known)
             steps = db.plan_steps(statement, None if table else params, budget=budget)
             return weigh(
                 statement,
@@ -297,11 +304,12 @@ class DatabaseSet:
         )
 
     async def query_across(
-        self, sql: str, params: Params, *, max_rows: int | None, cursor: str | None
+        self, sql: str, params: Params, *, max_rows: int | None, cursor: str | None, as_task: bool = False
     ) -> QueryResult:
         db = self.across()
         return await self.run(
-            lambda budget: db.query(sql, params, max_rows=max_rows, cursor=cursor, budget=budget)
+            lambda budget: db.query(sql, params, max_rows=max_rows, cursor=cursor, budget=budget),
+            as_task=as_task,
         )
 
     async def search_schema(

@@ -37,7 +37,7 @@ def create_server(settings: Settings, *, pool: WorkerPool | None = None) -> Fast
             READ: lambda tools: read.register(tools, databases, task=task),
             WRITE: lambda tools: write.register(tools, databases, settings.exposure),
             SEARCH: lambda tools: search.register(tools, databases),
-            ACROSS: lambda tools: across.register(tools, databases),
+            ACROSS: lambda tools: across.register(tools, databases, task=task),
             EXPORT: lambda tools: export.register(tools, databases, settings.export_dir, task=task),
             IMPORT: lambda tools: imports.register(tools, databases, settings.import_dir),
         },

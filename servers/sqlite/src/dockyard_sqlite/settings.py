@@ -118,7 +118,7 @@ class Settings:
     limits: Limits = field(default_factory=Limits)
     export_dir: Path | None = None  # where export_csv writes (--export-dir); None: export is off
     import_dir: Path | None = None  # where import_csv reads (--import-dir); None: import is off
-    tasks: bool = False  # serve the MCP tasks extension: a query that may run long as a task (--tasks)
+    tasks: bool = False  # serve the MCP tasks extension: reads that may run long as tasks (--tasks)
 
 
 def parse_database_spec(value: str) -> DatabaseSpec:
@@ -197,8 +197,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--tasks",
         action="store_true",
-        help="serve the MCP tasks extension: a query whose plan may read many rows runs as a task the client "
-        "polls and can cancel (clients that declare it, 2026-07-28 protocol; others get plain calls)",
+        help="serve the MCP tasks extension: a query, query_across or export_csv whose plan may read many "
+        "rows runs as a task the client polls and can cancel (clients that declare it, 2026-07-28 protocol; "
+        "others get plain calls)",
     )
     group.add_argument(
         "--task-timeout-ms",

@@ -1,4 +1,4 @@
-"""``--tasks``: a ``query`` or ``export_csv`` that may run long becomes an MCP task
+"""``--tasks``: a ``query``, ``query_across`` or ``export_csv`` that may run long becomes an MCP task
 (dockyard_shared.long_calls).
 
 Which calls: those whose plan may visit more than ``Limits.task_rows`` rows before the page is complete
@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from typing import Any, TypeVar
 
 from fastmcp import Context, FastMCP
@@ -38,14 +39,14 @@ _REPORT_EVERY_S = 1.0
 
 
 def serve_tasks(server: FastMCP, databases: DatabaseSet) -> Any:
-    """Serve the tasks extension; return the task configuration of query and export_csv."""
+    """Serve the tasks extension; return the task configuration of query, query_across and export_csv."""
     from dockyard_shared.long_calls import LongCalls, task_config  # pydocket: only with --tasks
 
     limits = databases.limits
     # Tasks hold at most all workers but one, so a plain call always finds one within its own limit.
     long_calls = LongCalls("dockyard-sqlite", concurrency=max(1, limits.workers - 1))
 
-    async def may_run_long(arguments: Mapping[str, Any]) -> bool:
+    async def may_run_long(arguments: Mapping[str, Any], *, across: bool = False) -> bool:
         if not _client_takes_tasks():
             return False  # it gets the plain call whatever the plan: no need to plan it
         sql, params = arguments["sql"], arguments.get("params")
@@ -58,6 +59,7 @@ def serve_tasks(server: FastMCP, databases: DatabaseSet) -> Any:
                 params,
                 max_rows=arguments.get("max_rows"),
                 cursor=arguments.get("cursor"),
+                across=across,
             ),
             limits.task_rows,
         )
@@ -79,6 +81,7 @@ def serve_tasks(server: FastMCP, databases: DatabaseSet) -> Any:
 
     long_calls.decide("query", may_run_long)
     long_calls.decide("export_csv", may_export_long)
+    long_calls.decide("query_across", partial(may_run_long, across=True))
     server.add_extension(long_calls)
     return task_config()
 
