@@ -74,7 +74,7 @@ async def test_a_slow_query_runs_as_a_task_the_client_polls_to_its_result(people
     server = tasks_server(people)
     async with Client(server) as client:
         assert "io.modelcontextprotocol/tasks" in (client.server_capabilities.extensions or {})
-        task = await call_tool_task(client, "query", {"sql": COUNT_TO, "params": [3_000_000]})
+        task = await call_tool_task(client, "query", {"sql": COUNT_TO, "params": [6_000_000]})
         seen = await task.status()
         assert seen.poll_interval_ms == 1_000
         statuses = [seen.status]
@@ -89,7 +89,7 @@ async def test_a_slow_query_runs_as_a_task_the_client_polls_to_its_result(people
     assert "working" in statuses
     # Progress as it polls: the time used of the task's own limit (60 s by default).
     assert any(m and re.fullmatch(r"running for \d+ s of its 60 s time limit", m) for m in messages), messages
-    assert result.structured_content["rows"] == [[3_000_000]]
+    assert result.structured_content["rows"] == [[6_000_000]]
 
 
 async def test_a_task_gets_the_longer_time_limit_a_plain_call_does_not(people):
