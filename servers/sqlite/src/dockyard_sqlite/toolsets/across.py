@@ -14,7 +14,7 @@ from dockyard_shared.toolsets import ToolRegistrar
 from ..database_set import DatabaseSet
 from ..models import QueryResult
 from .arguments import Params, Sql
-from .long_queries import while_reporting
+from .long_queries import as_called
 
 __all__ = ["register"]
 
@@ -40,12 +40,11 @@ def register(tools: ToolRegistrar, databases: DatabaseSet, *, task: Any = None) 
         Returns: as query. Quote an alias with '-': "my-db".t.
         Limits: as query; first 10 databases, attached read-only; ATTACH refused.
         """
-
-        def run(as_task: bool = False):
-            return databases.query_across(sql, params, max_rows=max_rows, cursor=cursor, as_task=as_task)
-
-        if ctx.is_background_task:  # --tasks judged it long: its own time limit, progress as it polls
-            page = await while_reporting(ctx, limits.task_timeout_ms, lambda: run(as_task=True))
-        else:
-            page = await run()
+        page = await as_called(  # as a task (--tasks) when it may run long
+            ctx,
+            limits.task_timeout_ms,
+            lambda as_task: databases.query_across(
+                sql, params, max_rows=max_rows, cursor=cursor, as_task=as_task
+            ),
+        )
         return model_result(page, plain_fields=("rows",))  # type: ignore[return-value]

@@ -15,7 +15,7 @@ from dockyard_shared.toolsets import ToolRegistrar
 from ..database_set import DatabaseSet
 from ..models import ExportResult
 from .arguments import DatabaseName, Params
-from .long_queries import while_reporting
+from .long_queries import as_called
 
 __all__ = ["register"]
 
@@ -47,8 +47,10 @@ def register(tools: ToolRegistrar, databases: DatabaseSet, folder: Path | None, 
                 next_step="Ask the user to restart the server with --export-dir <folder>.",
             )
 
-        def run(as_task: bool = False):
-            return databases.export(
+        return await as_called(  # as a task (--tasks) when it may run long
+            ctx,
+            databases.limits.task_timeout_ms,
+            lambda as_task: databases.export(
                 database,
                 file=file,
                 sql=sql,
@@ -57,8 +59,5 @@ def register(tools: ToolRegistrar, databases: DatabaseSet, folder: Path | None, 
                 folder=folder,
                 max_bytes=max_bytes,
                 as_task=as_task,
-            )
-
-        if ctx.is_background_task:  # --tasks judged it long: its own time limit, progress as it polls
-            return await while_reporting(ctx, databases.limits.task_timeout_ms, lambda: run(as_task=True))
-        return await run()
+            ),
+        )

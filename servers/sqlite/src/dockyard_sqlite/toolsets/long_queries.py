@@ -29,7 +29,7 @@ from fastmcp import Context, FastMCP
 from ..database_set import DatabaseSet
 from ..query_cost import Weight
 
-__all__ = ["PLAN_WITHIN_S", "serve_tasks", "while_reporting"]
+__all__ = ["PLAN_WITHIN_S", "as_called", "serve_tasks", "while_reporting"]
 
 T = TypeVar("T")
 # How long the decision may take: planning a statement takes ~0.5 ms when a worker is free.
@@ -134,3 +134,11 @@ async def while_reporting(ctx: Context, limit_ms: int, work: Callable[[], Awaita
         return await work()
     finally:
         reporter.cancel()
+
+
+async def as_called(ctx: Context, limit_ms: int, run: Callable[[bool], Awaitable[T]]) -> T:
+    """``run(as_task)``: as a task (``--tasks`` judged the call long) with the task's time limit
+    ``limit_ms`` and its progress reported; otherwise as the plain call."""
+    if ctx.is_background_task:
+        return await while_reporting(ctx, limit_ms, lambda: run(True))
+    return await run(False)
