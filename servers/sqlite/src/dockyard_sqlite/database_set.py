@@ -19,7 +19,8 @@ from dockyard_shared.offload import run_in_thread
 
 from .database import Budget, Database
 from .database.catalog import EXACT_COUNT_UP_TO
-from .database.connection import quote_identifier, worker_limits
+from .database.connection import one_statement, quote_identifier, worker_limits
+from .database.pages import offset_from, query_fingerprint
 from .files import ExportFile, checked_name, open_import
 from .models import (
     ExecuteResult,
@@ -31,6 +32,7 @@ from .models import (
     TableDescription,
     TableList,
 )
+from .query_cost import Weight, statement_words, weigh
 from .settings import DatabaseSpec, Limits
 from .workers.pool import WorkerPool
 from .workers.protocol import MAX_ATTACHED, MEMORY
@@ -45,6 +47,9 @@ Params = dict[str, Any] | list[Any] | None
 
 # How much of the catalog the warm-up describes ahead (DatabaseSet.describe_ahead): a first look at a
 # database describes a handful of tables; the catalog cache keeps 64 answers per database.
+# How far weighing a query (--tasks) counts a table the listing gives only a lower bound for (WITHOUT
+# ROWID): ~10 ms of SQLite's work; a larger one weighs as unknown, so the call runs as a task.
+COUNT_UP_TO = 100_000
 DESCRIBE_AHEAD_TABLES = 8
 DESCRIBE_AHEAD_SECONDS = 0.1
 
@@ -164,14 +169,17 @@ class DatabaseSet:
             next_step=did_you_mean(name, self.databases, kind="database"),
         )
 
-    async def run(self, work: Callable[[Budget], T]) -> T:
-        """Run ``work`` in a worker thread under a fresh budget.
+    async def run(self, work: Callable[[Budget], T], *, as_task: bool = False) -> T:
+        """Run ``work`` in a worker thread under a fresh budget (``as_task``: a task's, --task-timeout-ms).
 
-        The event loop keeps serving other requests meanwhile. If the request is cancelled, the budget
-        is cancelled: the worker process running its statement is killed (and replaced), so the work
-        stops at once, and the thread is released.
+        The event loop keeps serving other requests meanwhile. If the request is cancelled (or its task),
+        the budget is cancelled: the worker process running its statement is killed (and replaced), so the
+        work stops at once, and the thread is released.
         """
-        budget = Budget(self.limits.timeout_ms)
+        if as_task:
+            budget = Budget(self.limits.task_timeout_ms, flag="--task-timeout-ms")
+        else:
+            budget = Budget(self.limits.timeout_ms)
         return await run_in_thread(lambda: work(budget), on_cancel=budget.cancel)
 
     # -- what the tools and resources call --------------------------------------------------------
@@ -203,12 +211,81 @@ class DatabaseSet:
         return await self.run(lambda _: db.table_names(prefix))
 
     async def query(
-        self, name: str | None, sql: str, params: Params, *, max_rows: int | None, cursor: str | None
+        self,
+        name: str | None,
+        sql: str,
+        params: Params,
+        *,
+        max_rows: int | None,
+        cursor: str | None,
+        as_task: bool = False,
     ) -> QueryResult:
         db = self.resolve(name)
         return await self.run(
-            lambda budget: db.query(sql, params, max_rows=max_rows, cursor=cursor, budget=budget)
+            lambda budget: db.query(sql, params, max_rows=max_rows, cursor=cursor, budget=budget),
+            as_task=as_task,
         )
+
+    async def weigh(
+        self,
+        name: str | None,
+        sql: str | None,
+        params: Params,
+        *,
+        max_rows: int | None = None,
+        cursor: str | None = None,
+        table: str | None = None,
+        every_row: bool = False,
+        across: bool = False,
+    ) -> Weight:
+        """How many rows a query call may visit before its page is complete (:mod:`.query_cost`): its plan,
+        weighed by the row counts of the table listing (kept in the catalog cache). ``every_row``: an export's
+        read of every row of ``sql`` (or of ``table``), not a page. ``across``: query_across's statement,
+        a table weighing as the largest of that name among the attached databases."""
+        db = self.across() if across else self.resolve(name)
+        sources = [d for d in self.databases.values() if d.alias in db.attached or d.path == db.path]
+        sources = sources if across else [db]
+        every_row = every_row or table is not None
+        if sql is not None:
+            sql = one_statement(sql)
+        offset = offset_from(cursor, query_fingerprint(db.alias, sql, params)) if cursor and sql else 0
+        page_rows = offset + (max_rows or self.limits.default_rows) + 1
+        bound = sum(
+            len(v)
+            for v in (params.values() if isinstance(params, dict) else params or ())
+            if isinstance(v, str)
+        )
+
+        def work(budget: Budget) -> Weight:
+            statement = f"SELECT * FROM {quote_identifier(db.resolve_table(table)[0])}" if table else sql
+            assert statement is not None
+            named = {word for word, _ in statement_words(statement)}
+            counts: dict[str, int | None] = {}
+            reads_view = False  # a view's filters and aggregates are not in the statement's text
+            for source in sources:
+                for summary in (source.kept_listing() or source.table_listing()).tables:
+                    key = summary.name.lower()
+                    reads_view = reads_view or (summary.type == "view" and key in named)
+                    if summary.type != "table":
+                        continue
+                    rows = summary.row_count if summary.row_count_is in ("exact", "estimate") else None
+                    if (
+                        rows is None and key in named
+                    ):  # only bounded below (WITHOUT ROWID): count, up to a bound
+                        counted = source.rows_up_to(summary.name, COUNT_UP_TO + 1)
+                        rows = counted if counted <= COUNT_UP_TO else None
+                    known = counts.get(key, 0)
+                    counts[key] = None if rows is None or known is None else max(rows, known)
+            steps = db.plan_steps(statement, None if table else params, budget=budget)
+            return weigh(
+                statement,
+                steps,
+                counts,
+                page_rows=None if every_row or reads_view else page_rows,
+                bound_chars=bound,
+            )
+
+        return await self.run(work)
 
     async def explain(self, name: str | None, sql: str, params: Params) -> QueryPlan:
         db = self.resolve(name)
@@ -227,11 +304,12 @@ class DatabaseSet:
         )
 
     async def query_across(
-        self, sql: str, params: Params, *, max_rows: int | None, cursor: str | None
+        self, sql: str, params: Params, *, max_rows: int | None, cursor: str | None, as_task: bool = False
     ) -> QueryResult:
         db = self.across()
         return await self.run(
-            lambda budget: db.query(sql, params, max_rows=max_rows, cursor=cursor, budget=budget)
+            lambda budget: db.query(sql, params, max_rows=max_rows, cursor=cursor, budget=budget),
+            as_task=as_task,
         )
 
     async def search_schema(
@@ -250,6 +328,7 @@ class DatabaseSet:
         params: Params,
         folder: Path,
         max_bytes: int,
+        as_task: bool = False,
     ) -> ExportResult:
         """A statement's rows, or a table's, into ``file`` in ``folder`` (never overwriting; a partial file
         never stays)."""
@@ -282,7 +361,7 @@ class DatabaseSet:
                 note=note,
             )
 
-        return await self.run(work)
+        return await self.run(work, as_task=as_task)
 
     async def import_csv(
         self, name: str | None, *, file: str, table: str, types: str, folder: Path

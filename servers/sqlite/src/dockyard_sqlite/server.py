@@ -15,6 +15,7 @@ from dockyard_shared.warmup import after_initialize
 from .database_set import DatabaseSet
 from .settings import ACROSS, EXPORT, IMPORT, READ, SEARCH, WRITE, Settings
 from .toolsets import across, export, imports, read, search, write
+from .toolsets.long_queries import serve_tasks
 from .workers.pool import WorkerPool
 
 __all__ = ["create_server"]
@@ -28,15 +29,16 @@ def create_server(settings: Settings, *, pool: WorkerPool | None = None) -> Fast
     """The server; ``pool``, when given, is the worker pool the entry point started before its imports."""
     server = new_server("dockyard-sqlite", instructions=INSTRUCTIONS, distribution="dockyard-sqlite")
     databases = DatabaseSet(settings.databases, settings.limits, pool=pool)
+    task = serve_tasks(server, databases) if settings.tasks else None
     served = install(
         server,
         settings.exposure,
         {
-            READ: lambda tools: read.register(tools, databases),
+            READ: lambda tools: read.register(tools, databases, task=task),
             WRITE: lambda tools: write.register(tools, databases, settings.exposure),
             SEARCH: lambda tools: search.register(tools, databases),
-            ACROSS: lambda tools: across.register(tools, databases),
-            EXPORT: lambda tools: export.register(tools, databases, settings.export_dir),
+            ACROSS: lambda tools: across.register(tools, databases, task=task),
+            EXPORT: lambda tools: export.register(tools, databases, settings.export_dir, task=task),
             IMPORT: lambda tools: imports.register(tools, databases, settings.import_dir),
         },
     )

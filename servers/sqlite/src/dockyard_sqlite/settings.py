@@ -96,6 +96,10 @@ class Limits:
     workers: int = 3  # SQLite worker processes, shared by every database (--workers)
     max_write_mb: int = 64  # how much one execute call may grow the database file (--max-write-mb)
     max_export_mb: int = 64  # the largest file export_csv writes (--max-export-mb)
+    # With --tasks: the time limit of a query run as a task (--task-timeout-ms), and how many rows a query's
+    # plan may visit before it counts as long (query_cost; ~0.5-2 s of SQLite's work, bench below).
+    task_timeout_ms: int = 60_000
+    task_rows: int = 5_000_000
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,7 @@ class Settings:
     limits: Limits = field(default_factory=Limits)
     export_dir: Path | None = None  # where export_csv writes (--export-dir); None: export is off
     import_dir: Path | None = None  # where import_csv reads (--import-dir); None: import is off
+    tasks: bool = False  # serve the MCP tasks extension: reads that may run long as tasks (--tasks)
 
 
 def parse_database_spec(value: str) -> DatabaseSpec:
@@ -190,6 +195,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --allow-write: how much one execute call may grow a database file",
     )
     group.add_argument(
+        "--tasks",
+        action="store_true",
+        help="serve the MCP tasks extension: a query, query_across or export_csv whose plan may read many "
+        "rows runs as a task the client polls and can cancel (clients that declare it, 2026-07-28 protocol; "
+        "others get plain calls)",
+    )
+    group.add_argument(
+        "--task-timeout-ms",
+        type=int,
+        default=defaults.task_timeout_ms,
+        help="with --tasks: time limit of a query run as a task (no host waits on it; at least --timeout-ms)",
+    )
+    group.add_argument(
         "--export-dir",
         metavar="DIR",
         help="serve export_csv, writing CSV/TSV files into this folder only (never overwriting)",
@@ -221,6 +239,12 @@ def settings_from(args: argparse.Namespace) -> Settings:
         raise InvalidArgument(
             "--max-rows, --timeout-ms, --workers, --max-write-mb and --max-export-mb must be positive."
         )
+    if args.task_timeout_ms < args.timeout_ms:
+        raise InvalidArgument(
+            f"--task-timeout-ms {args.task_timeout_ms} is below --timeout-ms {args.timeout_ms}: a query run "
+            "as a task would get less time than a plain call.",
+            next_step=f"Pass --task-timeout-ms {args.timeout_ms} or more.",
+        )
     least = least_memory_mb(args.workers)
     if args.memory_mb < least:
         raise InvalidArgument(
@@ -243,6 +267,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         workers=args.workers,
         max_write_mb=args.max_write_mb,
         max_export_mb=args.max_export_mb,
+        task_timeout_ms=args.task_timeout_ms,
     )
     exposure = exposure_from(args)
     if args.allow_write:
@@ -260,6 +285,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         limits=limits,
         export_dir=export_dir,
         import_dir=import_dir,
+        tasks=args.tasks,
     )
 
 

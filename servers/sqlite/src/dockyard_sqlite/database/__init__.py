@@ -48,6 +48,7 @@ from .connection import (
     bind,
     checkout,
     one_statement,
+    quote_identifier,
     worker_limits,
 )
 from .errors import ColumnsNearby, problem_for
@@ -314,6 +315,24 @@ class Database:
         cut = len(steps) < len(rows) or len(scans) < len(notes)
         note = f"Only the first {len(steps)} of {len(rows)} plan steps fit one reply." if cut else None
         return QueryPlan(database=self.alias, plan=roots, full_scans=scans, note=note)
+
+    def plan_steps(self, sql: str, params: Params, *, budget: Budget) -> list[str]:
+        """EXPLAIN QUERY PLAN's steps for a statement, in order (planned, not run): what --tasks weighs."""
+        sql = one_statement(sql)
+        with self._connection(budget=budget, sql=sql, params=params) as connection:
+            return [
+                row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}", bind(params)).fetchall()
+            ]
+
+    def rows_up_to(self, table: str, limit: int) -> int:
+        """A table's rows, counted up to ``limit``; kept in :attr:`catalog` while the file is unchanged."""
+
+        def compute() -> tuple[int, bool]:
+            bounded = f"SELECT count(*) FROM (SELECT 1 FROM {quote_identifier(table)} LIMIT {int(limit)})"
+            with self._connection(budget=self._budget()) as connection:
+                return connection.execute(bounded).fetchone()[0], True
+
+        return self.catalog.answer(("rows up to", table, limit), compute)
 
     def search_schema(
         self, pattern: str | None, column_type: str | None, detail: str, offset: int

@@ -124,7 +124,7 @@ def problem_for(
             next_step="Add a LIMIT or a narrower WHERE, make sure a recursive CTE terminates, "
             "work on shorter values (substr), or check the plan with explain_query."
             f"{index} If the statement is right and the data is simply large, ask the user to restart "
-            f"the server with a higher --timeout-ms (now {budget.timeout_ms}).",
+            f"the server with a higher {budget.flag} (now {budget.timeout_ms}).",
         )
     unavailable = _unavailable_function(lowered, log)
     if unavailable is not None:

@@ -1,7 +1,9 @@
 """The ``across`` toolset: query_across, one read-only statement over every served database. Read-only."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
+from fastmcp import Context
+from fastmcp.dependencies import CurrentContext
 from pydantic import Field, WithJsonSchema
 
 from dockyard_shared import READ_ONLY
@@ -12,14 +14,16 @@ from dockyard_shared.toolsets import ToolRegistrar
 from ..database_set import DatabaseSet
 from ..models import QueryResult
 from .arguments import Params, Sql
+from .long_queries import as_called
 
 __all__ = ["register"]
 
 
-def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
+def register(tools: ToolRegistrar, databases: DatabaseSet, *, task: Any = None) -> None:
+    """``task``: query_across's task configuration when the server serves the tasks extension (--tasks)."""
     limits = databases.limits
 
-    @tools.tool(annotations=READ_ONLY)
+    @tools.tool(annotations=READ_ONLY, task=task)
     async def query_across(
         sql: Sql,
         params: Params = (),
@@ -27,6 +31,7 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
             int, Field(ge=1), WithJsonSchema({"type": "integer", "minimum": 1, "maximum": limits.max_rows})
         ] = limits.default_rows,
         cursor: Annotated[str | None, optional("string", "next_cursor of the previous page.")] = None,
+        ctx: Context = CurrentContext(),
     ) -> QueryResult:
         """Run one read-only statement over all served databases: tables as alias.table.
 
@@ -35,5 +40,11 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
         Returns: as query. Quote an alias with '-': "my-db".t.
         Limits: as query; first 10 databases, attached read-only; ATTACH refused.
         """
-        page = await databases.query_across(sql, params, max_rows=max_rows, cursor=cursor)
+        page = await as_called(  # as a task (--tasks) when it may run long
+            ctx,
+            limits.task_timeout_ms,
+            lambda as_task: databases.query_across(
+                sql, params, max_rows=max_rows, cursor=cursor, as_task=as_task
+            ),
+        )
         return model_result(page, plain_fields=("rows",))  # type: ignore[return-value]

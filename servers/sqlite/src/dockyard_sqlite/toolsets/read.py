@@ -1,7 +1,9 @@
 """The ``read`` toolset: list_tables, describe_table, query, explain_query. Nothing here can write."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
+from fastmcp import Context
+from fastmcp.dependencies import CurrentContext
 from pydantic import Field, WithJsonSchema
 
 from dockyard_shared import READ_ONLY
@@ -12,6 +14,7 @@ from dockyard_shared.toolsets import ToolRegistrar
 from ..database_set import DatabaseSet
 from ..models import QueryPlan, QueryResult, TableDescription, TableList
 from .arguments import DatabaseName, Params, Sql
+from .long_queries import as_called
 
 __all__ = ["register"]
 
@@ -25,7 +28,8 @@ Limits: ~{max_chars} characters a page; {timeout} ms; 16 MiB a value. SQLite ref
 """
 
 
-def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
+def register(tools: ToolRegistrar, databases: DatabaseSet, *, task: Any = None) -> None:
+    """``task``: query's task configuration when the server serves the tasks extension (--tasks)."""
     limits = databases.limits
 
     @tools.tool(annotations=READ_ONLY)
@@ -61,6 +65,7 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
             max_chars=f"{limits.max_chars:,}",
             timeout=limits.timeout_ms,
         ),
+        task=task,
     )
     async def query(
         sql: Sql,
@@ -71,8 +76,15 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
         ] = limits.default_rows,
         cursor: Annotated[str | None, optional("string", "next_cursor of the previous page.")] = None,
         database: DatabaseName = None,
+        ctx: Context = CurrentContext(),
     ) -> QueryResult:
-        page = await databases.query(database, sql, params, max_rows=max_rows, cursor=cursor)
+        page = await as_called(  # as a task (--tasks) when it may run long
+            ctx,
+            limits.task_timeout_ms,
+            lambda as_task: databases.query(
+                database, sql, params, max_rows=max_rows, cursor=cursor, as_task=as_task
+            ),
+        )
         # The rows are plain JSON values already (made so while the page was read).
         return model_result(page, plain_fields=("rows",))  # type: ignore[return-value]
 

@@ -31,6 +31,7 @@ class Budget:
 
     timeout_ms: int
     deadline: float = 0.0
+    flag: str = "--timeout-ms"  # the operator's flag that sets timeout_ms (a time-out's message names it)
     cancelled: threading.Event = field(default_factory=threading.Event)
     _watchers: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
