@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -78,8 +79,15 @@ def add_task_backend_arguments(group: argparse._ArgumentGroup | argparse.Argumen
     )
 
 
-def task_backend_from(args: argparse.Namespace) -> TaskBackend:
-    """The backend the flags ask for, or :class:`InvalidArgument` saying which is wrong."""
+def task_backend_from(args: argparse.Namespace, *, distribution: str) -> TaskBackend:
+    """The backend the flags ask for, or :class:`InvalidArgument` saying which is wrong; with ``--tasks``,
+    also when fastmcp-tasks is not installed (the ``tasks`` extra of ``distribution``)."""
+    if getattr(args, "tasks", False) and importlib.util.find_spec("fastmcp_tasks") is None:
+        raise InvalidArgument(
+            "--tasks serves the MCP tasks extension through fastmcp-tasks, which is not installed.",
+            next_step=f"Install the server with its tasks extra: uv tool install '{distribution}[tasks]' (or "
+            f"pip install '{distribution}[tasks]'; a workspace checkout: uv sync --all-packages), then start again.",
+        )
     url = (getattr(args, "tasks_url", None) or MEMORY).strip()
     queue = getattr(args, "tasks_queue", None)
     scheme = urlsplit(url).scheme

@@ -198,7 +198,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         remote=remote_settings_from(args),
         tag_signatures=tag_signatures_from(args),
         tasks=args.tasks,
-        task_backend=task_backend_from(args),
+        task_backend=task_backend_from(args, distribution="dockyard-git"),
     )
 
 

@@ -162,6 +162,6 @@ def settings_from(args: argparse.Namespace) -> Settings:
         cache_ttl_days=args.cache_ttl,
         offline=args.offline,
         tasks=args.tasks,
-        task_backend=task_backend_from(args),
+        task_backend=task_backend_from(args, distribution="dockyard-name-origin"),
         exposure=exposure_from(args),
     )

@@ -292,5 +292,5 @@ def settings_from(args: argparse.Namespace) -> Settings:
         github_api_url=getattr(args, "github_api_url", "https://api.github.com"),
         max_writes_per_minute=getattr(args, "max_writes_per_minute", None),
         tasks=getattr(args, "tasks", False),
-        task_backend=task_backend_from(args),
+        task_backend=task_backend_from(args, distribution="dockyard-tasks"),
     )
