@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 
+import httpx
 import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
@@ -110,6 +111,9 @@ def client(server: HttpServer, token: str) -> Client:
 @pytest.mark.slow
 async def test_a_task_started_on_one_replica_is_polled_to_its_result_on_another(replicated):
     postgres_url, (a, b) = replicated
+    health = httpx.get(b.url("/health"), headers={"Authorization": f"Bearer {BOB}"}, timeout=10).json()
+    task_state = health["checks"]["tasks"]["task state"]  # each replica reports the shared backend
+    assert task_state["up"] and not task_state["required"] and "answers" in task_state["detail"], health
     async with client(a, ALICE) as on_a, client(b, ALICE) as alice_on_b, client(b, BOB) as bob_on_b:
         assert EXTENSION in (on_a.server_capabilities.extensions or {})
         started = await call_tool_task(on_a, "import_project", {"document": document("BIG", 600)})

@@ -55,6 +55,7 @@ from fastmcp_tasks import TasksExtension
 
 from .confirm import client_can_elicit
 from .flags import StartupRefused
+from .observe import add_health_check
 from .task_backend import ENCRYPTION_KEY_ENV, TaskBackend, deployment_digest
 
 if TYPE_CHECKING:
@@ -111,6 +112,26 @@ class LongCalls(TasksExtension):
         self.backend = backend
         self._deciders: dict[str, Decider] = {}
         self._asking: set[str] = set()
+
+    def report_health(self, server: Any) -> None:
+        """Report a shared backend in ``server``'s ``/health`` (not required: plain calls work without it,
+        so a balancer keeps sending them)."""
+        if self.backend.shared:
+            add_health_check(server, "task state", self.backend_state, required=False)
+
+    async def backend_state(self) -> str:
+        """``/health``: the shared backend answers a PING (Sentinel and Cluster URLs are not probed)."""
+        scheme = self.backend.url.split(":", 1)[0]
+        if scheme not in ("redis", "rediss", "unix"):
+            return f"{self.backend.shown} (not probed)"
+        from redis.asyncio import Redis  # pydocket's own client library
+
+        client = Redis.from_url(self.backend.url, socket_connect_timeout=2, socket_timeout=2)
+        try:
+            await client.ping()
+        finally:
+            await client.aclose()
+        return f"{self.backend.shown} answers"
 
     def decide(self, tool: str, decider: Decider) -> None:
         """Run ``tool`` as a task only when ``decider(arguments)`` says so (default: whenever the client

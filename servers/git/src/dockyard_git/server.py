@@ -128,6 +128,7 @@ def _serve_tasks(server: FastMCP, settings: Settings) -> Any:
     deployment = " ".join([socket.gethostname(), *map(str, settings.roots)])
     long_calls = LongCalls("dockyard-git", backend=settings.task_backend, deployment=deployment)
     long_calls.may_ask_the_user("git_push")  # a protected branch or force-with-lease: the user confirms
+    long_calls.report_health(server)
     server.add_extension(long_calls)
     return task_config()
 

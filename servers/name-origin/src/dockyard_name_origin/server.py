@@ -280,6 +280,7 @@ def _serve_tasks(server: FastMCP, predictor: Predictor, settings: Settings) -> A
         return await predictor.names_to_fetch(names, int(offset)) > 0
 
     long_calls.decide("batch_predict", must_fetch)
+    long_calls.report_health(server)
     server.add_extension(long_calls)
     return task_config()
 

@@ -33,5 +33,6 @@ def serve_tasks(server: FastMCP, settings: Settings) -> Any:
         return is_large_import(arguments)
 
     long_calls.decide("import_project", large)
+    long_calls.report_health(server)
     server.add_extension(long_calls)
     return task_config()
