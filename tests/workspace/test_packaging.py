@@ -178,3 +178,17 @@ async def test_the_built_wheels_install_into_a_fresh_environment_offline_and_eve
                 tools = await session.list_tools()
             assert tools, f"{name} ({era}) listed no tools"
             assert all(tool.icons for tool in tools), f"{name}: the wheel lacks its icon files"
+
+    # Installed without the `tasks` extra: a server's --tasks refuses at start, naming the install command.
+    with_tasks = [
+        name for name in SERVERS if re.search(r"--tasks\b(?!-)", SERVERS[name].parser().format_usage())
+    ]
+    assert with_tasks
+    for name in with_tasks:
+        refused = subprocess.run(
+            [str(venv / "bin" / f"dockyard-{name}"), "--tasks"],
+            capture_output=True, text=True, cwd=tmp_path, stdin=subprocess.DEVNULL, timeout=120,
+            env={"PATH": os.environ["PATH"], "XDG_DATA_HOME": str(tmp_path / "data")},
+        )  # fmt: skip
+        assert refused.returncode == 2, refused.stderr
+        assert f"uv tool install 'dockyard-{name}[tasks]'" in refused.stderr, refused.stderr

@@ -25,6 +25,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,9 @@ __all__ = [
 ]
 
 SHARED = "dockyard-shared"
+#: Extras a server is installed with where it declares them: ``tasks`` (fastmcp-tasks, for ``--tasks``), so
+#: an installed server has every flag its README lists.
+EXTRAS = ("tasks",)
 
 
 class InstallFailed(UpstreamUnavailable):
@@ -100,8 +104,20 @@ class Installed:
     source: str  # the member folder it was built from, or the distribution name from the index
 
 
-def _constraints(uv: str, root: Path, distribution: str, folder: Path) -> Path | None:
-    """The workspace lock's versions of ``distribution``'s dependencies, as a requirements file."""
+def declared_extras(member: Path) -> list[str]:
+    """Which of :data:`EXTRAS` the member folder's pyproject declares."""
+    try:
+        project = tomllib.loads((member / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    except (OSError, KeyError, ValueError):
+        return []
+    return [extra for extra in EXTRAS if extra in project.get("optional-dependencies", {})]
+
+
+def _constraints(
+    uv: str, root: Path, distribution: str, folder: Path, extras: Sequence[str] = ()
+) -> Path | None:
+    """The workspace lock's versions of ``distribution``'s dependencies (with ``extras``), as a
+    requirements file."""
     if not (root / "uv.lock").is_file():
         return None
     result = _run(
@@ -111,6 +127,7 @@ def _constraints(uv: str, root: Path, distribution: str, folder: Path) -> Path |
             "--frozen",
             "--package",
             distribution,
+            *(f"--extra={extra}" for extra in extras),
             "--no-dev",
             "--no-hashes",
             "--no-emit-workspace",
@@ -159,12 +176,14 @@ def install(
                 # Built again from the checkout every time, so an update is installed; the rest comes from
                 # the lock's versions (and so from uv's cache, when they are there).
                 command += ["--reinstall-package", distribution, "--reinstall-package", SHARED]
-                constraints = _constraints(uv, root, distribution, Path(scratch))
+                extras = declared_extras(folder)
+                constraints = _constraints(uv, root, distribution, Path(scratch), extras)
                 if constraints is not None:
                     command += ["--constraints", str(constraints)]
-                command.append(str(folder))
+                wanted = f"{distribution}[{','.join(extras)}] @ {folder.resolve().as_uri()}"
+                command.append(wanted if extras else str(folder))
             else:
-                command.append(distribution)
+                command.append(f"{distribution}[{','.join(EXTRAS)}]")
             result = _run(command, cwd=root if from_checkout else None)
             if result.returncode != 0:
                 detail = result.stderr.strip().splitlines()

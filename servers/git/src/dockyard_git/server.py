@@ -72,7 +72,7 @@ def instructions(served: tuple[str, ...]) -> str:
 def create_server(settings: Settings) -> FastMCP:
     git = GitContext.from_settings(settings)
     server = new_server("dockyard-git", instructions="", distribution="dockyard-git")  # set once installed
-    task = _serve_tasks(server) if settings.tasks else None
+    task = _serve_tasks(server, settings) if settings.tasks else None
     served = install(
         server,
         settings.exposure,
@@ -119,12 +119,18 @@ def roots_present(roots: tuple[Path, ...]) -> str:
     return f"{len(roots)} root folder(s) present"
 
 
-def _serve_tasks(server: FastMCP) -> Any:
-    """Serve the tasks extension (``--tasks``); return the remote tools' task configuration."""
+def _serve_tasks(server: FastMCP, settings: Settings) -> Any:
+    """Serve the tasks extension (``--tasks``); return the remote tools' task configuration. On a shared
+    backend any replica's worker may run a fetch: the default queue is this machine's with these roots, so
+    replicas elsewhere share it only when given the same folders and ``--tasks-queue``."""
+    import socket
+
     from dockyard_shared.long_calls import LongCalls, task_config  # pydocket: only with --tasks
 
-    long_calls = LongCalls("dockyard-git")
+    deployment = " ".join([socket.gethostname(), *map(str, settings.roots)])
+    long_calls = LongCalls("dockyard-git", backend=settings.task_backend, deployment=deployment)
     long_calls.may_ask_the_user("git_push")  # a protected branch or force-with-lease: the user confirms
+    long_calls.report_health(server)
     server.add_extension(long_calls)
     return task_config()
 

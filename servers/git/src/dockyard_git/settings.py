@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dockyard_shared import InvalidArgument, NotFound
+from dockyard_shared.task_backend import TaskBackend, add_task_backend_arguments, task_backend_from
 from dockyard_shared.toolsets import Exposure, Toolset, exposure_from
 
 __all__ = [
@@ -155,6 +156,7 @@ class Settings:
     tasks: bool = (
         False  # serve the MCP tasks extension: fetch, pull and push as tasks (dockyard_shared.long_calls)
     )
+    task_backend: TaskBackend = field(default_factory=TaskBackend)  # --tasks-url, --tasks-queue
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -202,6 +204,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         remote=remote_settings_from(args),
         tag_signatures=tag_signatures_from(args),
         tasks=args.tasks,
+        task_backend=task_backend_from(args, distribution="dockyard-git"),
     )
 
 
@@ -394,6 +397,7 @@ def add_remote_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve the MCP tasks extension: git_fetch, git_pull and git_push run as tasks a client that "
         "supports it polls and can cancel (2026-07-28 protocol; other clients get plain calls)",
     )
+    add_task_backend_arguments(group)
     group.add_argument(
         "--max-remote-git-processes",
         type=int,

@@ -139,7 +139,7 @@ def create_server(
         distribution="dockyard-name-origin",
         lifespan=close_http_client,
     )
-    task = _serve_tasks(server, predictor) if settings.tasks else None
+    task = _serve_tasks(server, predictor, settings) if settings.tasks else None
     predict_set, details_set, traits_set = TOOLSETS
     install(
         server,
@@ -263,12 +263,15 @@ def _share_limits(upstream: NationalizeClient, engine, settings: Settings, clock
     )
 
 
-def _serve_tasks(server: FastMCP, predictor: Predictor) -> Any:
+def _serve_tasks(server: FastMCP, predictor: Predictor, settings: Settings) -> Any:
     """Serve the tasks extension (``--tasks``); return batch_predict's task configuration. A batch runs as
-    a task only when it must ask nationalize.io: names the cache answers come back at once."""
+    a task only when it must ask nationalize.io: names the cache answers come back at once. On a shared
+    backend the replicas sharing a cache (--cache-url) share a queue."""
     from dockyard_shared.long_calls import LongCalls, task_config  # pydocket: only with --tasks
 
-    long_calls = LongCalls("dockyard-name-origin")
+    long_calls = LongCalls(
+        "dockyard-name-origin", backend=settings.task_backend, deployment=settings.cache_url or ""
+    )
 
     async def must_fetch(arguments: Mapping[str, Any]) -> bool:
         names, offset = arguments["names"], arguments.get("offset") or 0
@@ -277,6 +280,7 @@ def _serve_tasks(server: FastMCP, predictor: Predictor) -> Any:
         return await predictor.names_to_fetch(names, int(offset)) > 0
 
     long_calls.decide("batch_predict", must_fetch)
+    long_calls.report_health(server)
     server.add_extension(long_calls)
     return task_config()
 

@@ -10,6 +10,7 @@ from urllib.parse import urlparse
 
 from dockyard_shared import InvalidArgument
 from dockyard_shared.paths import user_data_dir
+from dockyard_shared.task_backend import TaskBackend, add_task_backend_arguments, task_backend_from
 from dockyard_shared.toolsets import Exposure, Toolset, exposure_from
 
 __all__ = [
@@ -87,6 +88,7 @@ class Settings:
     cache_ttl_days: float = 30.0
     offline: bool = False
     tasks: bool = False  # serve the MCP tasks extension (dockyard_shared.long_calls)
+    task_backend: TaskBackend = field(default_factory=TaskBackend)  # --tasks-url, --tasks-queue
     limits: Limits = field(default_factory=Limits)
     exposure: Exposure = field(default_factory=Exposure)
 
@@ -128,6 +130,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve the MCP tasks extension: a batch_predict that must ask nationalize.io runs as a task the "
         "client polls and can cancel (clients that declare it, 2026-07-28 protocol; others get plain calls)",
     )
+    add_task_backend_arguments(parser)
 
 
 def _base_url(value: str, flag: str, default: str) -> str:
@@ -166,5 +169,6 @@ def settings_from(args: argparse.Namespace) -> Settings:
         cache_ttl_days=args.cache_ttl,
         offline=args.offline,
         tasks=args.tasks,
+        task_backend=task_backend_from(args, distribution="dockyard-name-origin"),
         exposure=exposure_from(args),
     )

@@ -29,7 +29,7 @@ def create_server(settings: Settings, *, pool: WorkerPool | None = None) -> Fast
     """The server; ``pool``, when given, is the worker pool the entry point started before its imports."""
     server = new_server("dockyard-sqlite", instructions=INSTRUCTIONS, distribution="dockyard-sqlite")
     databases = DatabaseSet(settings.databases, settings.limits, pool=pool)
-    task = serve_tasks(server, databases) if settings.tasks else None
+    task = serve_tasks(server, databases, settings.task_backend) if settings.tasks else None
     served = install(
         server,
         settings.exposure,

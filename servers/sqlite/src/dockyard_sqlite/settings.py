@@ -14,6 +14,7 @@ from pathlib import Path
 
 from dockyard_shared import InvalidArgument
 from dockyard_shared.paths import user_data_dir
+from dockyard_shared.task_backend import TaskBackend, add_task_backend_arguments, task_backend_from
 from dockyard_shared.toolsets import Exposure, Toolset, exposure_from
 
 __all__ = [
@@ -119,6 +120,7 @@ class Settings:
     export_dir: Path | None = None  # where export_csv writes (--export-dir); None: export is off
     import_dir: Path | None = None  # where import_csv reads (--import-dir); None: import is off
     tasks: bool = False  # serve the MCP tasks extension: reads that may run long as tasks (--tasks)
+    task_backend: TaskBackend = field(default_factory=TaskBackend)  # --tasks-url, --tasks-queue
 
 
 def parse_database_spec(value: str) -> DatabaseSpec:
@@ -207,6 +209,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=defaults.task_timeout_ms,
         help="with --tasks: time limit of a query run as a task (no host waits on it; at least --timeout-ms)",
     )
+    add_task_backend_arguments(group)
     group.add_argument(
         "--export-dir",
         metavar="DIR",
@@ -286,6 +289,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         export_dir=export_dir,
         import_dir=import_dir,
         tasks=args.tasks,
+        task_backend=task_backend_from(args, distribution="dockyard-sqlite"),
     )
 
 

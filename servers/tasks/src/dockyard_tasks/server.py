@@ -71,13 +71,14 @@ def create_server(settings: Settings, *, store: TaskStore | None = None) -> Fast
     server = new_server(
         "dockyard-tasks", instructions="", distribution="dockyard-tasks", lifespan=stop_hearing_changes
     )  # instructions set once installed
+    task = _serve_tasks(server, settings) if settings.tasks else None
     served = install(
         server,
         settings.exposure,
         {
             READ: lambda tools: read.register(tools, store, actors),
             WRITE: lambda tools: write.register(tools, store, actors),
-            MANAGE: lambda tools: manage.register(tools, store, actors, settings.exposure),
+            MANAGE: lambda tools: manage.register(tools, store, actors, settings.exposure, task=task),
             GITHUB: lambda tools: github.register(tools, store, actors, settings),
         },
         unavailable=None
@@ -106,6 +107,13 @@ def create_server(settings: Settings, *, store: TaskStore | None = None) -> Fast
 
         server.add_middleware(WriteRateLimit(server, store, actors, settings.max_writes_per_minute))
     return server
+
+
+def _serve_tasks(server: FastMCP, settings: Settings) -> object:
+    """``--tasks``: import_project of a large document as an MCP task (long_imports.py, loaded only then)."""
+    from .long_imports import serve_tasks
+
+    return serve_tasks(server, settings)
 
 
 def database_state(store: TaskStore) -> str:

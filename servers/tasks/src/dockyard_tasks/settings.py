@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from dockyard_shared import InvalidArgument
 from dockyard_shared.paths import user_data_dir
 from dockyard_shared.signin import signs_in
+from dockyard_shared.task_backend import TaskBackend, add_task_backend_arguments, task_backend_from
 from dockyard_shared.toolsets import Exposure, Toolset, exposure_from
 
 from .rules import check_name
@@ -92,6 +93,9 @@ class Settings:
     github_api_url: str = "https://api.github.com"
     # --max-writes-per-minute: each actor's write calls, shared by every replica (write_limits.py); None: off.
     max_writes_per_minute: int | None = None
+    # --tasks: a large import_project runs as an MCP task (long_imports.py); its state where --tasks-url says.
+    tasks: bool = False
+    task_backend: TaskBackend = field(default_factory=TaskBackend)
 
 
 def default_database_url() -> str:
@@ -207,6 +211,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="SQLite: serve a file another dockyard-tasks process is already serving (its subscribers "
         "will not hear this process's changes; replicas need PostgreSQL)",
     )
+    add_tasks_arguments(parser)
+
+
+def add_tasks_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("MCP tasks")
+    group.add_argument(
+        "--tasks",
+        action="store_true",
+        help="serve the MCP tasks extension: an import_project of 500 tasks or more runs as a task the client "
+        "polls and can cancel, nothing saved (clients that declare it, 2026-07-28; others get plain calls)",
+    )
+    add_task_backend_arguments(group)
 
 
 def _positive_int(text: str) -> int:
@@ -275,4 +291,6 @@ def settings_from(args: argparse.Namespace) -> Settings:
         github_token_env=getattr(args, "github_token_env", "GITHUB_TOKEN"),
         github_api_url=getattr(args, "github_api_url", "https://api.github.com"),
         max_writes_per_minute=getattr(args, "max_writes_per_minute", None),
+        tasks=getattr(args, "tasks", False),
+        task_backend=task_backend_from(args, distribution="dockyard-tasks"),
     )

@@ -19,15 +19,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastmcp import Context, FastMCP
 
 from ..database_set import DatabaseSet
 from ..query_cost import Weight
+
+if TYPE_CHECKING:
+    from dockyard_shared.task_backend import TaskBackend
 
 __all__ = ["PLAN_WITHIN_S", "as_called", "serve_tasks", "while_reporting"]
 
@@ -38,13 +42,19 @@ PLAN_WITHIN_S = 1.0
 _REPORT_EVERY_S = 1.0
 
 
-def serve_tasks(server: FastMCP, databases: DatabaseSet) -> Any:
+def serve_tasks(server: FastMCP, databases: DatabaseSet, backend: TaskBackend) -> Any:
     """Serve the tasks extension; return the task configuration of query, query_across and export_csv."""
     from dockyard_shared.long_calls import LongCalls, task_config  # pydocket: only with --tasks
 
     limits = databases.limits
     # Tasks hold at most all workers but one, so a plain call always finds one within its own limit.
-    long_calls = LongCalls("dockyard-sqlite", concurrency=max(1, limits.workers - 1))
+    # On a shared backend any replica's worker may run a query: the default queue is this machine's with
+    # these database files, so replicas elsewhere share it only when given the same files and --tasks-queue.
+    deployment = " ".join([socket.gethostname(), *(f"{spec.alias}={spec.path}" for spec in databases.specs)])
+    long_calls = LongCalls(
+        "dockyard-sqlite", concurrency=max(1, limits.workers - 1), backend=backend, deployment=deployment
+    )
+    long_calls.report_health(server)
 
     async def may_run_long(arguments: Mapping[str, Any], *, across: bool = False) -> bool:
         if not _client_takes_tasks():

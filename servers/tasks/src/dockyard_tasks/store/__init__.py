@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, select, text
 from sqlalchemy.exc import DBAPIError
@@ -67,6 +68,9 @@ from .queries import TaskFilter
 from .rows import UNREADABLE
 from .schema import Project, Task
 from .unreadable import unreadable_in
+
+if TYPE_CHECKING:
+    from ..import_steps import ImportSteps
 
 __all__ = ["ChangeEvent", "StoreLimits", "TaskChanges", "TaskDraft", "TaskFilter", "TaskStore"]
 
@@ -192,9 +196,12 @@ class TaskStore:
         return None if self.postgres else unreadable_in(self.engine)
 
     @contextmanager
-    def _writing_connection(self, actor: str) -> Iterator[tuple[Connection, Recorder]]:
+    def _writing_connection(
+        self, actor: str, before_commit: Callable[[], None] | None = None
+    ) -> Iterator[tuple[Connection, Recorder]]:
         """A write transaction on a plain connection: the history of its changes is written last, under
-        the next revision, and after the commit this process's listeners hear of it."""
+        the next revision, and after the commit this process's listeners hear of it. ``before_commit``
+        runs last before the commit; what it raises rolls everything back."""
         actor = check_name(actor, field="actor")
         event = None
         committing = False
@@ -208,6 +215,8 @@ class TaskStore:
                 event = recorder.finish(
                     postgres=self.postgres, announce=self._announcement if self.channel else None
                 )
+                if before_commit is not None:
+                    before_commit()
                 committing = True  # leaving the block commits: a failure now may come after the commit landed
         except DBAPIError as error:
             raise problem_for(
@@ -431,9 +440,16 @@ class TaskStore:
         with self._writing_connection(actor) as (s, rec):
             return links.delete_task(s, rec, ref)
 
-    def import_project(self, document: object, *, actor: str, key: str | None = None) -> ImportResult:
-        with self._writing_connection(actor) as (s, rec):
-            return importing.import_document(s, rec, document, key=key, max_tasks=self.limits.import_tasks)
+    def import_project(
+        self, document: object, *, actor: str, key: str | None = None, steps: ImportSteps | None = None
+    ) -> ImportResult:
+        """``steps`` (import_steps.py): checkpoints that report progress and may stop the import; after
+        its last, ``commit``, the transaction commits."""
+        limit = self.limits.import_tasks
+        with self._writing_connection(actor, before_commit=steps.commit if steps else None) as (s, rec):
+            if steps is None:
+                return importing.import_document(s, rec, document, key=key, max_tasks=limit)
+            return importing.import_document(s, rec, document, key=key, max_tasks=limit, steps=steps)
 
     def update_checklist(
         self,

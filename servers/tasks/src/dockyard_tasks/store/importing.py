@@ -7,6 +7,7 @@ importer's own entries carrying the document's claim as data (transfer.py says w
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
@@ -43,7 +44,12 @@ from .transfer import FORMAT, IMPORTED, MAX_HISTORY_VALUE, MAX_VERSION
 
 _tasks, _projects = Task.__table__, Project.__table__
 
-__all__ = ["import_document"]
+__all__ = ["Steps", "import_document"]
+
+#: A checkpoint (import_steps.ImportSteps): called with (done, total, what) every STEP tasks; it may raise
+#: to stop the import, which the caller's transaction then rolls back.
+Steps = Callable[[int, int, str], None]
+STEP = 100
 
 
 def _moment(value: str, field: str) -> datetime:
@@ -127,11 +133,24 @@ def _imported_history(h: HistoryDoc, where: str) -> tuple[str | None, str]:
     return field, json.dumps(claim, ensure_ascii=False, separators=(",", ":"))
 
 
+def _no_steps(done: int, total: int, what: str) -> None:
+    return None
+
+
 def import_document(
-    session: Connection, rec: Recorder, document: object, *, key: str | None, max_tasks: int
+    session: Connection,
+    rec: Recorder,
+    document: object,
+    *,
+    key: str | None,
+    max_tasks: int,
+    steps: Steps = _no_steps,
 ) -> ImportResult:
-    """Create the project and everything in it, or nothing (the caller's one transaction)."""
+    """Create the project and everything in it, or nothing (the caller's one transaction). ``steps`` is
+    called between batches of tasks (progress, and a chance to stop: see ``Steps``)."""
     doc, items = _parsed(document, max_tasks)
+    total = 2 * len(items)  # each task is visited twice: its row, then what hangs off it
+    steps(0, total, f"read {len(items):,} tasks")
     source = parse_project_key(doc.project.key)
     target = parse_project_key(key) if key else source
     if session.scalar(select(Project.id).where(Project.key == target)) is not None:
@@ -170,6 +189,8 @@ def import_document(
     values: list[dict[str, Any]] = []
     urls: dict[str, str] = {}
     for index, item in enumerate(items):
+        if index and index % STEP == 0:
+            steps(index, total, f"checked {index:,} of {len(items):,} tasks")
         where = f"tasks[{index}]"
         task = dict(
             project_id=project_id,
@@ -191,6 +212,7 @@ def import_document(
         values.append(task)
         made[renamed(item.id)] = SimpleNamespace(number=task["number"], version=task["version"])
     if values:
+        steps(len(items), total, f"inserting {len(items):,} tasks")
         ids = session.scalars(insert(_tasks).returning(_tasks.c.id, sort_by_parameter_order=True), values)
         for task, task_id in zip(made.values(), ids, strict=True):
             task.id = task_id
@@ -212,6 +234,8 @@ def import_document(
     comments: list[dict[str, Any]] = []
     checks: list[dict[str, Any]] = []
     for index, item in enumerate(items):
+        if index % STEP == 0:
+            steps(len(items) + index, total, f"linked {index:,} of {len(items):,} tasks")
         task = made[renamed(item.id)]
         where = f"tasks[{index}]"
         if item.parent:
@@ -265,6 +289,7 @@ def import_document(
             ids = {t.id: name for name, t in made.items()}
             shown = " → ".join(ids.get(i, "another project's task") for i in cycle)
             raise Conflict(f"Nothing was imported: the document's {what} form a cycle ({shown}).")
+    steps(total, total, f"inserting the comments, history and links of {len(items):,} tasks")
     if parent_of:
         session.execute(
             update(_tasks).where(_tasks.c.id == bindparam("t_id")).values(parent_id=bindparam("p_id")),

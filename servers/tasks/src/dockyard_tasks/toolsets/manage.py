@@ -7,7 +7,7 @@ As elsewhere, the store is used in worker threads only."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastmcp import Context
 from fastmcp.dependencies import CurrentContext
@@ -23,6 +23,7 @@ from dockyard_shared.words import plural
 
 from ..actors import Actors
 from ..drafts import TaskChanges, TaskDraft
+from ..import_steps import run_import
 from ..models import (
     BatchResult,
     ChangePage,
@@ -83,7 +84,11 @@ class NewTask(BaseModel):
         )
 
 
-def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: Exposure) -> None:
+def register(
+    tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: Exposure, *, task: Any = None
+) -> None:
+    """``task``: import_project's task configuration when the server serves MCP tasks (long_imports.py)."""
+
     @tools.tool(annotations=READ_ONLY)
     async def changes_since(
         cursor: Annotated[str | None, optional("string", "A next_cursor, or a summary's revision.")] = None,
@@ -226,20 +231,24 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors, exposure: E
         actor = actors.current()
         return await run_in_thread(lambda: store.remove_dependency(task_id, blocked_by, actor=actor))
 
-    @tools.tool(annotations=ADDITIVE)
+    @tools.tool(annotations=ADDITIVE, task=task)
     async def import_project(
         document: ExportDocumentArgument,
         key: Annotated[str, Field(description="A new key instead.")] = "",
+        ctx: Context = CurrentContext(),
     ) -> ImportResult:
         """Import export_project's JSON as a new project, in one transaction; history logged as yours.
 
         Use when: restoring or moving a project (between databases too).
         Not for: adding tasks to a project (create_tasks).
         Returns: project; counts of tasks, comments, history, dependencies.
-        Limits: a new key only; ≤ 5,000 tasks; all or nothing.
+        Limits: a new key only; ≤ 5,000 tasks; all or nothing: cancelled, nothing is saved.
         """
         actor = actors.current()
-        return await run_in_thread(lambda: store.import_project(document, actor=actor, key=key or None))
+        return await run_import(
+            lambda steps: store.import_project(document, actor=actor, key=key or None, steps=steps),
+            ctx.report_progress,
+        )
 
     @tools.tool(annotations=DESTRUCTIVE)
     async def delete_task(
