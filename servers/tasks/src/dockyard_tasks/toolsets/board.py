@@ -1,0 +1,43 @@
+"""``show_board``, in the read toolset: a project's tasks by status. Hosts that render MCP Apps show it as
+the ``ui://tasks/board`` view (its ``_meta.ui``); every other host gets the same board as JSON, complete.
+
+Why a tool of its own rather than the view on ``list_tasks``: list_tasks is a filtered flat page (any
+project, text search, blockers of one task…) that a board cannot draw, and its compact rows carry neither
+versions nor blockers; the board needs every status of one project at once, each column bounded."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import Field
+
+from dockyard_shared import READ_ONLY
+from dockyard_shared.apps import view_meta
+from dockyard_shared.offload import run_in_thread
+from dockyard_shared.toolsets import ToolRegistrar
+
+from ..board import BOARD_URI, PER_COLUMN, PER_COLUMN_MAX, Board
+from .params import ProjectKey
+
+if TYPE_CHECKING:
+    from ..store import TaskStore
+
+__all__ = ["register"]
+
+
+def register(tools: ToolRegistrar, store: TaskStore) -> None:
+    @tools.tool(annotations=READ_ONLY, meta=view_meta(BOARD_URI))
+    async def show_board(
+        project: ProjectKey,
+        per_column: Annotated[int, Field(ge=1, le=PER_COLUMN_MAX)] = PER_COLUMN,
+    ) -> Board:
+        """Show one project's tasks as a board: a column per status, cards with their open blockers.
+
+        Use when: the person wants to see or rearrange a project's work at a glance.
+        Not for: filtering or searching (list_tasks); one task's details (get_task).
+        Returns: columns (status, total, tasks: id, title, priority, assignee, due, version, open_blockers;
+        more), moves (allowed status changes), revision. Apps-capable hosts draw it; cards move through
+        update_task_status with expected_version.
+        Limits: per_column cards a column, open ones by priority, closed ones newest first.
+        """
+        return await run_in_thread(lambda: store.board(project, per_column))
