@@ -31,7 +31,9 @@ async def test_the_view_is_listed_and_read_as_an_app_and_show_board_names_it(sql
         assert ".innerHTML" not in html and "insertAdjacentHTML" not in html and "eval(" not in html
         tools = {tool.name: tool for tool in await session.list_tools()}
         assert tools["show_board"].meta["ui"] == {"resourceUri": BOARD_URI, "visibility": ["model", "app"]}
-        others = [name for name, tool in tools.items() if name != "show_board" and (tool.meta or {}).get("ui")]
+        others = [
+            name for name, tool in tools.items() if name != "show_board" and (tool.meta or {}).get("ui")
+        ]
         assert others == []  # list_tasks & co. stay plain: no view opens on a filtered search
 
 

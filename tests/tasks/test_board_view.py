@@ -7,8 +7,18 @@ from __future__ import annotations
 import pytest
 from fastmcp import FastMCP
 
-from tests.apps.fixtures import OpenView, open_view, view_artifacts, view_host, view_page_url  # noqa: F401
+from tests.apps import fixtures
+from tests.apps.fixtures import OpenView
+from tests.harness import open_session
 from tests.tasks.helpers import make_server
+
+# The view harness's fixtures (tests/apps/fixtures.py), made visible to this module's tests.
+view_page_url, view_artifacts, view_host, open_view = (
+    fixtures.view_page_url,
+    fixtures.view_artifacts,
+    fixtures.view_host,
+    fixtures.open_view,
+)
 
 HOSTILE = '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script>'
 
@@ -63,8 +73,6 @@ async def test_a_stale_card_shows_the_conflict_and_the_fresh_board(open_view: Op
 
 async def test_a_hostile_title_is_shown_as_text_in_a_dark_host(open_view: OpenView, sqlite_url):
     tracker = make_server(sqlite_url, demo=True)
-    from tests.harness import open_session
-
     async with open_session(tracker) as session:
         await session.call_ok("create_task", {"project": "TASK", "title": HOSTILE, "assignee": HOSTILE[:90]})
     view = await open_view(
