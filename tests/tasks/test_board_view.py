@@ -46,12 +46,13 @@ async def test_the_board_draws_a_project_and_a_click_moves_a_card(open_view: Ope
     moved = await view.peer.call_tool("get_task", {"task_id": "TASK-7"})
     assert moved["structuredContent"]["status"] == "in_progress"
     assert moved["structuredContent"]["version"] == 2
-    calls = [c for c in await view.tool_calls() if c["name"] == "update_task_status"]
+    # A card dragged to another column moves too.
+    await view.locator(card("TASK-8")).drag_to(view.locator("section[data-status='blocked']"))
+    await view.wait_for(f"section[data-status='blocked'] {card('TASK-8')}")
+    calls = [c["arguments"] for c in await view.tool_calls() if c["name"] == "update_task_status"]
     assert calls == [
-        {
-            "name": "update_task_status",
-            "arguments": {"task_id": "TASK-7", "new_status": "in_progress", "expected_version": 1},
-        }
+        {"task_id": "TASK-7", "new_status": "in_progress", "expected_version": 1},
+        {"task_id": "TASK-8", "new_status": "blocked", "expected_version": 1},
     ]
     view.assert_no_errors()
 
@@ -85,4 +86,7 @@ async def test_a_hostile_title_is_shown_as_text_in_a_dark_host(open_view: OpenVi
     background = await view.evaluate("() => getComputedStyle(document.body).backgroundColor")
     assert background == "rgb(13, 17, 23)"  # the dark palette, readable on a dark host
     await view.screenshot("tasks-board-dark-hostile")
+    # Live: a change made elsewhere shows without a click (the view re-reads show_board while visible).
+    await view.peer.call_tool("update_task_status", {"task_id": "TASK-10", "new_status": "blocked"})
+    await view.wait_for(f"section[data-status='blocked'] {card('TASK-10')}")
     view.assert_no_errors()
