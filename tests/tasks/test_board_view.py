@@ -13,9 +13,10 @@ from tests.harness import open_session
 from tests.tasks.helpers import make_server
 
 # The view harness's fixtures (tests/apps/fixtures.py), made visible to this module's tests.
-view_page_url, view_artifacts, view_host, open_view = (
+view_page_url, view_artifacts, view_browser, view_host, open_view = (
     fixtures.view_page_url,
     fixtures.view_artifacts,
+    fixtures.view_browser,
     fixtures.view_host,
     fixtures.open_view,
 )
@@ -47,7 +48,7 @@ async def test_the_board_draws_a_project_and_a_click_moves_a_card(open_view: Ope
     assert moved["structuredContent"]["status"] == "in_progress"
     assert moved["structuredContent"]["version"] == 2
     # A card dragged to another column moves too.
-    await view.locator(card("TASK-8")).drag_to(view.locator("section[data-status='blocked']"))
+    await view.drag(card("TASK-8"), "section[data-status='blocked']")
     await view.wait_for(f"section[data-status='blocked'] {card('TASK-8')}")
     calls = [c["arguments"] for c in await view.tool_calls() if c["name"] == "update_task_status"]
     assert calls == [
