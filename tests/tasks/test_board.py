@@ -10,6 +10,7 @@ from dockyard_shared.apps import UI_MIME
 from dockyard_tasks.board import BLOCKERS_SHOWN, BOARD_URI
 from dockyard_tasks.rules import STATUSES
 from dockyard_tasks.store import TaskDraft
+from tests.apps.host import apps_client
 from tests.harness import open_session
 from tests.tasks.helpers import make_server
 
@@ -42,6 +43,9 @@ async def test_show_board_answers_a_host_without_apps_in_full(sqlite_url, era):
     async with open_session(server, era=era) as session:
         await session.call_ok("create_task", {"project": "TASK", "title": HOSTILE, "priority": "urgent"})
         outcome = await session.call_ok("show_board", {"project": "TASK"})
+    async with apps_client(server, era=era) as host:  # a client that declares the UI extension
+        shown = await host.call_tool("show_board", {"project": "TASK"})
+    assert shown.structured_content == outcome.structured  # the same answer whether the client shows views
     board = json.loads(outcome.text)  # the text alone is the whole board, for a client that ignores _meta
     assert board == outcome.structured
     assert [c["status"] for c in board["columns"]] == list(STATUSES)
