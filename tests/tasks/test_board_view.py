@@ -61,8 +61,10 @@ async def test_the_board_draws_a_project_and_a_click_moves_a_card(open_view: Ope
 async def test_a_stale_card_shows_the_conflict_and_the_fresh_board(open_view: OpenView, tracker):
     view = await open_view(tracker, "show_board", {"project": "TASK"}, viewport=(1200, 700))
     await view.wait_for(card("TASK-5"))
-    # Someone else moves TASK-5 meanwhile; the board still shows version 1.
+    # Someone else moves TASK-5 meanwhile; the host then shows the board it had (version 1) again, which
+    # also restarts the view's 5 s refresh timer, so the click below is made on the stale card.
     await view.peer.call_tool("update_task_status", {"task_id": "TASK-5", "new_status": "blocked"})
+    await view.send_tool_result(view.tool_result)
     await view.click(f"{card('TASK-5')} button[data-to='done']")
     error = await view.wait_for_text("#error", "someone changed TASK-5")
     assert "version 2, not 1" in error
