@@ -60,6 +60,7 @@ __all__ = [
 
 DEFAULT_TIMEOUT_S = 15.0
 T = TypeVar("T")
+_SCREENSHOTS_TAKEN: set[Path] = set()
 
 
 def _wire(model: Any) -> dict[str, Any]:
@@ -194,6 +195,9 @@ class View:
         if not re.fullmatch(r"[\w.-]+", name):
             raise ValueError(f"screenshot name {name!r}: letters, digits, _ . - only")
         path = self.artifacts / f"{name}.png"
+        if path in _SCREENSHOTS_TAKEN:  # a second test with the same name would silently replace the first
+            raise ValueError(f"screenshot {name!r} was already taken in this run: name it per test (and era)")
+        _SCREENSHOTS_TAKEN.add(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         await self.browser.run(
             lambda: self.page.locator("#view").screenshot(path=str(path), timeout=self._ms)
@@ -229,6 +233,13 @@ class View:
         """Push another tool result to the view (``ui/notifications/tool-result``), e.g. after a change;
         ``result`` as :meth:`McpPeer.call_tool` returns it."""
         await self._host("(r) => window.dockyardHost.sendToolResult(r)", result)
+
+    async def push(self, tool_name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Call ``tool_name`` over MCP and send its result to the view, as a host does when the model
+        calls the tool again (e.g. the board after a change made elsewhere); returns the result."""
+        result = await self.peer.call_tool(tool_name, arguments)
+        await self.send_tool_result(result)
+        return result
 
     async def send_tool_input(self, arguments: dict[str, Any]) -> None:
         await self._host("(a) => window.dockyardHost.sendToolInput(a)", arguments)
