@@ -57,10 +57,12 @@ async def test_show_board_answers_a_host_without_apps_in_full(sqlite_url, era):
     assert waiting["open_blockers"] == ["TASK-3"] and waiting["open_blockers_total"] == 1
 
 
-async def test_show_board_of_an_unknown_project_says_which_exist(sqlite_url, era):
+async def test_show_board_of_an_unknown_project_says_which_exist_and_columns_are_capped(sqlite_url, era):
     async with open_session(make_server(sqlite_url, demo=True), era=era) as session:
         text = await session.call_error("show_board", {"project": "TAKS"})
+        too_many = await session.call_error("show_board", {"project": "TASK", "per_column": 26})
     assert "TASK" in text and "not_found" in text
+    assert "25" in too_many  # a board stays under a list page's ~60,000 characters
 
 
 async def test_without_the_read_toolset_there_is_neither_view_nor_tool(sqlite_url):

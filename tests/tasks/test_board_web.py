@@ -128,6 +128,8 @@ async def test_http_rules_read_needs_a_token_writes_need_an_actor_and_the_origin
         read = await http.get("/board/data?project=TASK", headers=bearer(ALICE))
         assert read.status_code == 200 and read.json()["can_write"] is True
         assert read.headers["cache-control"] == "no-store"
+        capped = await http.get("/board/data?project=TASK&per_column=26", headers=bearer(ALICE))
+        assert capped.status_code == 400 and "25" in capped.json()["message"]
         listing = (await http.get("/board/data", headers=bearer(ALICE))).json()
         assert listing["projects"] == [{"key": "TASK", "name": "Website relaunch"}]
 

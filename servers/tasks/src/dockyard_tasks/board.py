@@ -26,7 +26,7 @@ __all__ = [
 
 BOARD_URI = "ui://tasks/board"
 PER_COLUMN = 20
-PER_COLUMN_MAX = 30  # 5 columns × 30 cards × ~400 characters (a 300-character title) ≈ 60,000
+PER_COLUMN_MAX = 25  # worst case (300-character titles, long names): 5 × 25 cards ≈ 56,500 characters
 BLOCKERS_SHOWN = 3  # open blockers named on a card; the rest counted
 
 

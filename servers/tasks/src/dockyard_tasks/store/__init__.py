@@ -22,7 +22,7 @@ from sqlalchemy.exc import DBAPIError
 
 from dockyard_shared import InvalidArgument, NotFound, Problem, UpstreamUnavailable
 
-from ..board import Board
+from ..board import PER_COLUMN_MAX, Board
 from ..drafts import IssueDraft, TaskChanges, TaskDraft
 from ..listeners import Listeners
 from ..models import (
@@ -313,6 +313,7 @@ class TaskStore:
     def board(self, key: str, per_column: int) -> Board:
         """The project's tasks by status, ``per_column`` a column (store/board.py)."""
         key = parse_project_key(key)
+        per_column = min(max(1, per_column), PER_COLUMN_MAX)
         with self._reading_connection() as connection:
             return board.read_board(connection, key, per_column=per_column)
 
