@@ -1,7 +1,7 @@
 """``/board`` on ``dockyard-tasks --transport http`` (the real console script, real HTTP): the board as a web
 page in headless Chromium (signed in with an actor's token: it renders, moves a card as that actor, shows a
 conflict, keeps hostile text as text), read-only without a token, the Host/Origin rules of the MCP
-endpoint, the write budget, and a page that shows no data and runs only its own scripts."""
+endpoint, the write budget, sign-in scopes, and a page that shows no data and runs only its own scripts."""
 
 from __future__ import annotations
 
@@ -11,7 +11,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastmcp.server.auth import AccessToken
+from starlette.applications import Starlette
+from starlette.routing import Route
 
+from dockyard_shared.apps import load_view
+from dockyard_tasks.board_web import BoardPage
+from dockyard_tasks.demo import seed_demo
+from dockyard_tasks.store import TaskStore
 from tests.apps.host import chromium_path, missing_tools
 from tests.harness import ERAS, HttpServer, http_server, open_session
 from tests.tasks.helpers import tasks_launch
@@ -200,3 +207,53 @@ async def test_board_writes_spend_the_actors_write_budget(tmp_path, log_dir):
             refused = await http.post("/board/status", json=again, headers=bearer(ALICE))
             assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
             assert "nothing was changed" in refused.json()["message"]
+
+
+class ScopedTokens:
+    """A stand-in for ``--auth jwt``'s verifier: each token an actor with the scopes it names."""
+
+    def __init__(self, tokens: dict[str, tuple[str, list[str]]]) -> None:
+        self.tokens = tokens
+
+    async def verify_token(self, token: str):
+        if token not in self.tokens:
+            return None
+        actor, scopes = self.tokens[token]
+        return AccessToken(token="[redacted]", client_id=actor, scopes=scopes)
+
+
+async def test_signed_in_a_read_scope_reads_and_only_the_write_scope_moves(sqlite_url):
+    """``--auth jwt``'s scopes, in process (the sign-in itself is tested with its fake issuer elsewhere)."""
+    store = TaskStore(sqlite_url)
+    seed_demo(store)
+    server = type("Server", (), {})()
+    server.auth = ScopedTokens(
+        {"r" * 20: ("rita", ["tasks:read"]), "w" * 20: ("will", ["tasks:write"]), "n" * 20: ("nobody", [])}
+    )
+    page = BoardPage(
+        server,
+        store,
+        load_view("dockyard_tasks", "views/board.html"),
+        served=("show_board", "update_task_status"),
+        signed_in=True,
+        scopes=("tasks:read", "tasks:write"),
+        writes_per_minute=0,
+    )
+    app = Starlette(
+        routes=[
+            Route("/board/data", page.data, methods=["GET"]),
+            Route("/board/status", page.status, methods=["POST"]),
+        ]
+    )
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        reader = await http.get("/board/data?project=TASK", headers=bearer("r" * 20))
+        assert reader.status_code == 200 and reader.json()["can_write"] is False
+        assert (await http.get("/board/data?project=TASK", headers=bearer("n" * 20))).status_code == 403
+        refused = await http.post("/board/status", json=MOVE, headers=bearer("r" * 20))
+        assert refused.status_code == 403 and "tasks:write" in refused.json()["message"]
+        moved = await http.post("/board/status", json=MOVE, headers=bearer("w" * 20))
+        assert moved.status_code == 200 and moved.json()["version"] == 2
+    task = store.get_task("TASK-7")
+    assert task.status == "in_progress" and task.history[-1].actor == "will"
+    store.close()
