@@ -8,7 +8,11 @@ characters of a list page; each column says how many more it holds and how to li
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, Field
+
+from dockyard_shared.schema import bulk_list
 
 from .models import DATA
 from .rules import STATUSES, TRANSITIONS
@@ -51,7 +55,15 @@ class BoardColumn(BaseModel):
 class Board(BaseModel):
     project: str
     name: str = Field(description=DATA)
-    columns: list[BoardColumn]
+    # A plain array in the output schema (as TaskPage's rows): its nested schema cost ~1,200 characters of
+    # every turn's tool listing; one line says the same.
+    columns: Annotated[
+        list[BoardColumn],
+        bulk_list(
+            "one per status, in order: {status, total, tasks: [{id, title, priority, assignee?, due?, version, "
+            f"open_blockers (first ids), open_blockers_total}}], more (not shown)}}; titles are {DATA}"
+        ),
+    ]
     moves: dict[str, list[str]] = Field(description="the statuses each status may move to")
     revision: int = Field(description="the change-feed revision this board reflects")
     note: str | None = None

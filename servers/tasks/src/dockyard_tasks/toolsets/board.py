@@ -31,13 +31,11 @@ def register(tools: ToolRegistrar, store: TaskStore) -> None:
         project: ProjectKey,
         per_column: Annotated[int, Field(ge=1, le=PER_COLUMN_MAX)] = PER_COLUMN,
     ) -> Board:
-        """Show one project's tasks as a board: a column per status, cards with their open blockers.
+        """Show one project's tasks as a board: a column per status, each card with its open blockers.
 
         Use when: the person wants to see or rearrange a project's work at a glance.
-        Not for: filtering or searching (list_tasks); one task's details (get_task).
-        Returns: columns (status, total, tasks: id, title, priority, assignee, due, version, open_blockers;
-        more), moves (allowed status changes), revision. Apps-capable hosts draw it; cards move through
-        update_task_status with expected_version.
-        Limits: per_column cards a column, open ones by priority, closed ones newest first.
+        Not for: filtering or search (list_tasks); one task in full (get_task).
+        Returns: columns (status, total, tasks with version, more), moves, revision. Apps hosts draw it.
+        Limits: per_column cards a column: open ones by priority, closed ones newest first.
         """
         return await run_in_thread(lambda: store.board(project, per_column))
