@@ -52,7 +52,7 @@ async def test_show_board_answers_a_host_without_apps_in_full(sqlite_url, era):
     todo = board["columns"][0]
     assert HOSTILE in [c["title"] for c in todo["tasks"]]  # verbatim data; the view draws it as text
     assert todo["total"] == len(todo["tasks"]) + todo["more"]
-    assert board["moves"]["cancelled"] == ["todo"] and board["revision"] > 0
+    assert board["moves"]["cancelled"] == ["todo"] and board["revision"] > 0 and board["can_move"] is True
     waiting = {c["id"]: c for column in board["columns"] for c in column["tasks"]}["TASK-4"]
     assert waiting["open_blockers"] == ["TASK-3"] and waiting["open_blockers_total"] == 1
 
@@ -63,6 +63,12 @@ async def test_show_board_of_an_unknown_project_says_which_exist_and_columns_are
         too_many = await session.call_error("show_board", {"project": "TASK", "per_column": 26})
     assert "TASK" in text and "not_found" in text
     assert "25" in too_many  # a board stays under a list page's ~60,000 characters
+
+
+async def test_a_read_only_server_shows_the_board_without_moves(sqlite_url, era):
+    async with open_session(make_server(sqlite_url, demo=True, read_only=True), era=era) as session:
+        board = (await session.call_ok("show_board", {"project": "TASK"})).data
+    assert board["can_move"] is False and board["columns"][0]["tasks"]
 
 
 async def test_without_the_read_toolset_there_is_neither_view_nor_tool(sqlite_url):

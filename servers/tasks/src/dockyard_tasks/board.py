@@ -65,6 +65,7 @@ class Board(BaseModel):
         ),
     ]
     moves: dict[str, list[str]] = Field(description="the statuses each status may move to")
+    can_move: bool = Field(default=True, description="false: update_task_status is not served here")
     revision: int = Field(description="the change-feed revision this board reflects")
     note: str | None = None
 

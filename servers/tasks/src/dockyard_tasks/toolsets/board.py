@@ -38,4 +38,7 @@ def register(tools: ToolRegistrar, store: TaskStore) -> None:
         Returns: columns (status, total, tasks with version, more), moves, revision. Apps hosts draw it.
         Limits: per_column cards a column: open ones by priority, closed ones newest first.
         """
-        return await run_in_thread(lambda: store.board(project, per_column))
+        board = await run_in_thread(lambda: store.board(project, per_column))
+        # Read at call time: the write toolset registers after this one (tools.installed grows as it does).
+        board.can_move = "update_task_status" in tools.installed
+        return board
