@@ -21,7 +21,7 @@ async def test_resources_and_templates(sqlite_url, era):
         summary = json.loads(await session.read_resource("project://tasks/summary"))
         with pytest.raises(MCPError):
             await session.read_resource("task://TASK-999")
-    assert listed == {"project://tasks/summary", "project://TASK"}
+    assert listed == {"project://tasks/summary", "project://TASK", "ui://tasks/board"}  # the board view
     assert templates == {"project://{key}", "project://{key}/export", "task://{task_id}"}
     assert project["project"]["name"] == "Website relaunch" and project["total"] == 9
     assert "by_project" not in project and summary["by_project"]["TASK"]["total"] == 9

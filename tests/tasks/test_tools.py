@@ -11,7 +11,15 @@ from tests.harness import LEGACY, open_session
 from tests.tasks.helpers import make_server
 from tests.workspace.test_context_budget import tool_chars
 
-READ_TOOLS = {"list_projects", "list_tasks", "get_task", "next_task", "changes_since", "export_project"}
+READ_TOOLS = {
+    "list_projects",
+    "list_tasks",
+    "get_task",
+    "next_task",
+    "show_board",
+    "changes_since",
+    "export_project",
+}
 WRITE_TOOLS = {
     "create_project",
     "create_task",
@@ -33,6 +41,7 @@ DEFAULT_TOOLS = {
     "list_tasks",
     "get_task",
     "next_task",
+    "show_board",
     "create_task",
     "update_task_status",
     "add_comment",

@@ -277,7 +277,7 @@ def test_server_flags_choose_the_tools_and_a_case_whose_tool_is_off_is_skipped(c
     assert code == 0
     assert report["overall"]["skipped"] == 1 and report["skipped"][0]["case"] == "tasks-en-06"
     assert [tool["function"]["name"] for tool in chat.fake.requests[0]["tools"]] == [
-        "list_projects", "list_tasks", "get_task", "next_task"
+        "list_projects", "list_tasks", "get_task", "next_task", "show_board"
     ]  # fmt: skip
 
 

@@ -26,8 +26,9 @@ PROTOCOL = ("server", "__main__", "toolsets", "resources", "prompts", "subscript
 PROTOCOL_EXTRA = {
     "git": ("roots",),  # MCP roots: a middleware asking the client for its roots in either protocol era
     # actors: who a call acts as (FastMCP's bearer-token verification over HTTP); write_limits: the middleware
-    # that spends a write from the actor's shared budget (the bucket itself is store/budget.py)
-    "tasks": ("actors", "write_limits"),
+    # that spends a write from the actor's shared budget (the bucket itself is store/budget.py); board_view: the
+    # board's MCP Apps resource and its /board routes (the board's models and read are board.py, store/board.py)
+    "tasks": ("actors", "write_limits", "board_view"),
 }
 
 # (check, server) -> what is wrong today; the owner removes the entry with the fix.

@@ -16,7 +16,7 @@ from dockyard_shared.server import new_server
 from dockyard_shared.toolsets import install
 from dockyard_shared.warmup import after_initialize
 
-from . import prompts, resources
+from . import board_view, prompts, resources
 from .actors import Actors, ActorTokens
 from .demo import seed_demo
 from .notify import ChangeFeed
@@ -87,6 +87,7 @@ def create_server(settings: Settings, *, store: TaskStore | None = None) -> Fast
     )
     server.instructions = instructions(served)
     resources.register(server, store)
+    board_view.register(server, store, settings, served)  # ui://tasks/board and /board
     prompts.register(server, store, served)
     feed = ChangeFeed(store)
     subscriptions = Subscriptions(server, feed, settings.subscriptions)

@@ -39,7 +39,7 @@ __all__ = [
     "settings_from",
 ]
 
-READ = Toolset("read", "list_projects, list_tasks, get_task, next_task", read_only=True)
+READ = Toolset("read", "list_projects, list_tasks, get_task, next_task, show_board", read_only=True)
 WRITE = Toolset("write", "create_task, update_task_status, add_comment, update_checklist", read_only=False)
 # Off by default: every turn's tool listing pays for each tool served, and the everyday job (find, read,
 # start, finish, comment, add a task) needs none of these. `--toolsets all` serves them.

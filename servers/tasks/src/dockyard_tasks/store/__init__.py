@@ -23,6 +23,7 @@ from sqlalchemy.exc import DBAPIError
 
 from dockyard_shared import InvalidArgument, NotFound, Problem, UpstreamUnavailable
 
+from ..board import PER_COLUMN_MAX, Board
 from ..drafts import IssueDraft, TaskChanges, TaskDraft
 from ..listeners import Listeners
 from ..models import (
@@ -47,6 +48,7 @@ from ..models import (
 from ..notices import channel_for_schema, payload_parts
 from ..rules import check_name, check_workstream, format_task_id, parse_project_key, parse_task_id
 from . import (
+    board,
     checklists,
     detail,
     feed,
@@ -316,6 +318,13 @@ class TaskStore:
             return transfer.export_page(
                 s, key, cursor, max_tasks=self.limits.export_tasks, max_chars=self.limits.page_chars
             )
+
+    def board(self, key: str, per_column: int) -> Board:
+        """The project's tasks by status, ``per_column`` a column (store/board.py)."""
+        key = parse_project_key(key)
+        per_column = min(max(1, per_column), PER_COLUMN_MAX)
+        with self._reading_connection() as connection:
+            return board.read_board(connection, key, per_column=per_column)
 
     def revision(self) -> int:
         with self._reading_connection() as s:

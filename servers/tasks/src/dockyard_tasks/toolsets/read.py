@@ -19,6 +19,7 @@ from dockyard_shared.toolsets import ToolRegistrar
 from ..actors import Actors
 from ..models import NextTask, ProjectList, TaskDetail, TaskPage
 from ..rules import check_status, check_workstream, parse_date, parse_project_key, parse_task_id
+from . import board
 from .params import Status, StatusOrNone, TaskId
 
 if TYPE_CHECKING:
@@ -117,3 +118,5 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
         """
         who = assignee or actors.current()
         return await run_in_thread(lambda: store.next_task(who, project or None, workstream or None))
+
+    board.register(tools, store)  # show_board and its view (toolsets/board.py)
