@@ -28,7 +28,11 @@ __all__ = ["linked_result", "model_result"]
 
 
 def model_result(
-    model: BaseModel, *, plain_fields: Collection[str] = (), exclude_none: bool = False
+    model: BaseModel,
+    *,
+    plain_fields: Collection[str] = (),
+    exclude_none: bool = False,
+    exclude_defaults: bool = False,
 ) -> ToolResult:
     """``model`` as a tool result: structured content plus its JSON text copy, as FastMCP would send it.
 
@@ -36,10 +40,17 @@ def model_result(
     None, and lists/dicts of those): they go in as they are. Anything else there would reach the
     client unconverted, so only name fields your own code filled. ``exclude_none`` leaves out fields
     (at any depth, outside ``plain_fields``) whose value is None: for optional fields the caller did
-    not ask for, which would otherwise cost the reader a ``"key": null`` each.
+    not ask for, which would otherwise cost the reader a ``"key": null`` each. ``exclude_defaults`` leaves
+    out every field (at any depth, outside ``plain_fields``) still at its declared default (None, an
+    empty list): the output schema then must give each such field its default, so leaving it out is valid.
     """
     fields = type(model).model_fields
-    dumped = model.model_dump(mode="json", exclude=set(plain_fields) or None, exclude_none=exclude_none)
+    dumped = model.model_dump(
+        mode="json",
+        exclude=set(plain_fields) or None,
+        exclude_none=exclude_none,
+        exclude_defaults=exclude_defaults,
+    )
     structured = {
         name: getattr(model, name) if name in plain_fields else dumped[name]
         for name in fields

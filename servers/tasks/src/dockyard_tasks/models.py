@@ -214,10 +214,13 @@ class DeleteResult(BaseModel):
 
 
 class NextTask(BaseModel):
-    task: TaskRow | None
+    # Sent without the fields still at their defaults (toolsets/read.py): no task is an absent "task".
+    task: TaskRow | None = None
     reason: str
     in_progress: list[str] = Field(description="tasks already in progress for this assignee")
-    skipped_blocked: list[str] = Field(description="higher-ranked tasks skipped: waiting on open blockers")
+    skipped_blocked: list[str] = Field(
+        default=[], description="higher-ranked tasks skipped: waiting on open blockers"
+    )
     unchecked_criteria: list[str] = Field(
         default=[], description=f"the task's acceptance criteria still to meet (first 10; {DATA})"
     )

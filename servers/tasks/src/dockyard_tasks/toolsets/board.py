@@ -31,12 +31,12 @@ def register(tools: ToolRegistrar, store: TaskStore) -> None:
         project: ProjectKey,
         per_column: Annotated[int, Field(ge=1, le=PER_COLUMN_MAX)] = PER_COLUMN,
     ) -> Board:
-        """Show one project's tasks as a board: a column per status, each card with its open blockers.
+        """Show a project's tasks as a board: a column per status, cards with their open blockers.
 
-        Use when: the person wants to see or rearrange a project's work at a glance.
-        Not for: filtering or search (list_tasks); one task in full (get_task).
-        Returns: columns (status, total, tasks with version, more), moves, revision. Apps hosts draw it.
-        Limits: per_column cards a column: open ones by priority, closed ones newest first.
+        Use when: seeing or rearranging a project's work at a glance.
+        Not for: search (list_tasks); one task in full (get_task).
+        Returns: columns (status, total, tasks with version, more), moves, revision; Apps hosts draw it.
+        Limits: per_column cards a column, open ones by priority, closed ones newest first.
         """
         board = await run_in_thread(lambda: store.board(project, per_column))
         # Read at call time: the write toolset registers after this one (tools.installed grows as it does).

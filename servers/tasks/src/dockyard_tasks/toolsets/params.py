@@ -10,8 +10,9 @@ from dockyard_shared.schema import optional
 
 from ..models import ExportDocument
 
-TaskId = Annotated[str, Field(description="E.g. WEB-12.")]
-ProjectKey = Annotated[str, Field(description="E.g. WEB.")]
+# Their form is said once, in the server's instructions ("task ids look like WEB-12"), not per argument.
+TaskId = str
+ProjectKey = str
 Status = Literal["todo", "in_progress", "blocked", "done", "cancelled"]
 Priority = Literal["urgent", "high", "medium", "low"]
 ExpectedVersion = Annotated[

@@ -48,7 +48,7 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
     async def list_tasks(
         status: StatusOrNone = None,
         assignee: str = "",
-        project: Annotated[str, Field(description="E.g. WEB.")] = "",
+        project: str = "",
         statuses: Annotated[list[Status], Field(description="Any of these (with status).")] = [],  # noqa: B006
         label: str = "",
         workstream: str = "",
@@ -113,10 +113,11 @@ def register(tools: ToolRegistrar, store: TaskStore, actors: Actors) -> None:
 
         Use when: deciding what to start.
         Not for: a backlog (list_tasks sort=priority).
-        Returns: task (or null), reason, in_progress, skipped_blocked, unchecked_criteria, next_step.
+        Returns: task, reason, in_progress; skipped_blocked, unchecked_criteria, next_step if any.
         Limits: ties go to the earliest due date, then the oldest task.
         """
         who = assignee or actors.current()
-        return await run_in_thread(lambda: store.next_task(who, project or None, workstream or None))
+        found = await run_in_thread(lambda: store.next_task(who, project or None, workstream or None))
+        return model_result(found, exclude_defaults=True)  # type: ignore[return-value]
 
     board.register(tools, store)  # show_board and its view (toolsets/board.py)
