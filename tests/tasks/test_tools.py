@@ -252,7 +252,9 @@ async def test_next_task_changes_since_and_comments(sqlite_url, era):
         )
         carol = (await session.call_ok("next_task", {"assignee": "carol"})).data
         assert carol["task"]["id"] == "TASK-7" and "priority urgent" in carol["reason"]
-        assert "description" not in carol["task"] and "skipped_blocked" not in carol  # nulls and empties left out
+        assert (
+            "description" not in carol["task"] and "skipped_blocked" not in carol
+        )  # nulls and empties left out
         start = (await session.call_ok("changes_since", {"cursor": "", "limit": 200})).data
         comment = (await session.call_ok("add_comment", {"task_id": "TASK-2", "body": "Shipped."})).data
         assert comment["comment"]["author"] == "alice" and comment["comments_total"] == 1
