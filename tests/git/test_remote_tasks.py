@@ -4,10 +4,8 @@ cancelling it kills the git processes and leaves no partial pack behind."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -21,18 +19,11 @@ from tests.git.helpers import git, make_server
 from tests.git.remote_setup import ALL_PROTOCOLS, commit, head_of, operator_environment
 from tests.git.smart_http import TOKEN, SmartHttpRemote, bare_clone, have_http_backend
 from tests.harness import open_session
+from tests.waiting import until
 
 pytestmark = pytest.mark.skipif(not have_http_backend(), reason="git-http-backend is not installed")
 
 TERMINAL = {"completed", "failed", "cancelled"}
-
-
-async def until(condition, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 @pytest.fixture

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
-from collections.abc import Callable
 
 import pytest
 from fastmcp import Client
@@ -20,17 +18,10 @@ from mcp.shared.exceptions import MCPError
 from tests.harness import LEGACY, open_session
 from tests.name_origin.fake_nationalize import API_KEY
 from tests.name_origin.helpers import launch, make_server, sqlite_url
+from tests.waiting import until
 
 NAMES = [f"given{i} family{i}" for i in range(1_000)]
 TERMINAL = {"completed", "failed", "cancelled"}
-
-
-async def until(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 def tasks_server(nationalize, tmp_path, **options):

@@ -6,7 +6,6 @@ server; the one that did not start a task cannot see or cancel it, while its own
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 import uvicorn
@@ -17,20 +16,13 @@ from fastmcp_tasks import ToolTask, call_tool_task
 from mcp.shared.exceptions import MCPError
 
 from dockyard_shared.long_calls import LongCalls, task_config
+from tests.waiting import until
 
 TOKENS = {
     "alice-token-" + "a" * 20: {"client_id": "alice", "scopes": []},
     "bob-token-" + "b" * 20: {"client_id": "bob", "scopes": []},
 }
 ALICE, BOB = list(TOKENS)
-
-
-async def until(condition, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 @pytest.fixture

@@ -34,6 +34,7 @@ from dockyard_sqlite.workers.pool import WorkerPool
 from tests.harness import LEGACY, open_session
 from tests.sqlite.cli import from_command_line
 from tests.sqlite.helpers import file_digest
+from tests.waiting import until
 
 TERMINAL = {"completed", "failed", "cancelled"}
 COUNT_TO = (
@@ -47,14 +48,6 @@ class PlainClient(Client):
     once fastmcp_tasks is imported; ``_auto_internal_extensions`` is the switch its ProxyClient turns off)."""
 
     _auto_internal_extensions = False
-
-
-async def until(condition, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 def tasks_server(*paths: Path, pool: WorkerPool | None = None, **limits):

@@ -9,12 +9,12 @@ both protocol eras.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack
+from functools import partial
 
 import httpx
 import pytest
@@ -30,6 +30,10 @@ from dockyard_tasks.store.transfer import FORMAT
 from tests.harness import HttpServer, Launch, http_server, open_session
 from tests.postgres import postgres_schema
 from tests.redis import redis_keys_removed, redis_url
+from tests.waiting import until as _until
+
+until = partial(_until, timeout=60.0, every=0.05)  # two replica processes on a loaded machine
+
 
 ALICE, BOB = "alice-token-" + "a" * 24, "bob-token-" + "b" * 24
 TERMINAL = {"completed", "failed", "cancelled"}
@@ -56,14 +60,6 @@ def document(key: str, tasks: int, *, extras: int = 1) -> dict:
             for number in range(1, tasks + 1)
         ],
     }
-
-
-async def until(condition: Callable[[], object], what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not await condition():  # type: ignore[misc]
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 def projects(url: str) -> set[str]:
