@@ -101,6 +101,7 @@ TASKS = (
     "move_tasks",
     "next_task",
     "remove_dependency",
+    "show_board",
     "update_checklist",
     "update_task",
     "update_task_status",
@@ -236,7 +237,10 @@ def make_target(config: Config, sandbox: Path, demo: Path, github_url: str) -> T
         return Target(config, sandbox, data, (), {}, {"name": WORDS, "seconds": [0, 0.01]})
     if config.entry is name_origin_entry:
         data = sandbox / "cache" / "cache.db"
-        args = ("--api-url", loopback_nationalize(), "--cache-url", f"sqlite:///{data}")
+        args = (
+            *("--api-url", loopback_nationalize(), "--cache-url", f"sqlite:///{data}"),
+            *("--toolsets", "default,details"),  # predict_origin and quota_status too
+        )
         PredictionCache.open(f"sqlite:///{data}", ttl_days=30).close()  # the file is there before the run
         names = ["michael", "Zoë Smith", "  ANNA  ", "", "1234", "O'Brien", "李小龍", "x" * 101]
         hints = {"name": names, "names": [names, [names[0]] * 30, [f"n{i} smith" for i in range(25)]]}
