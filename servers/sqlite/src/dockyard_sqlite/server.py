@@ -15,6 +15,7 @@ from dockyard_shared.warmup import after_initialize
 from .database_set import DatabaseSet
 from .settings import ACROSS, EXPORT, IMPORT, READ, SEARCH, WRITE, Settings
 from .toolsets import across, export, imports, read, search, write
+from .views import register_views
 from .workers.pool import WorkerPool
 
 __all__ = ["create_server"]
@@ -44,6 +45,8 @@ def create_server(settings: Settings, *, pool: WorkerPool | None = None) -> Fast
     databases.open(writable=bool({"execute", "import_csv"} & set(served)), create=settings.create)
     after_initialize(server, databases.warm_up)
     register_resources(server, databases)
+    if "query" in served:  # its results' table, for hosts that render MCP Apps
+        register_views(server)
     for spec in settings.databases:
         add_health_check(
             server, f"database {spec.alias or spec.path.name}", partial(readable_database, spec.path)

@@ -11,6 +11,7 @@ from dockyard_shared.toolsets import ToolRegistrar
 
 from ..database_set import DatabaseSet
 from ..models import QueryPlan, QueryResult, TableDescription, TableList
+from ..views import query_meta
 from .arguments import DatabaseName, Params, Sql
 
 __all__ = ["register"]
@@ -61,6 +62,7 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
             max_chars=f"{limits.max_chars:,}",
             timeout=limits.timeout_ms,
         ),
+        meta=query_meta(),  # hosts that render MCP Apps show the page in ui://sqlite/result
     )
     async def query(
         sql: Sql,
