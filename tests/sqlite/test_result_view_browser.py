@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.apps.fixtures import open_view, view_artifacts, view_browser, view_host, view_page_url  # noqa: F401
+from tests.apps.fixtures import open_view, view_artifacts, view_host, view_page_url  # noqa: F401
 from tests.harness import ERAS, MODERN
 
 from .helpers import make_server
