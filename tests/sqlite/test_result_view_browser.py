@@ -115,6 +115,12 @@ async def test_copy_as_csv_gives_the_page_shown_quoted_and_neutralised(open_view
     await view.click("#grid thead th:nth-child(1) button")  # descending: the CSV follows the order shown
     await view.click("#copy")  # the handler fills the text box before the click returns
     csv = await view.evaluate("document.getElementById('csv').value")
+    # The test host grants the frame no clipboard-write (nor do hosts unless asked): the view copies from
+    # its text box instead, left visible and selected in case the host blocks that too.
+    assert await view.locator("#csv").is_visible()
+    assert await view.text("#status") == "Copied 8 rows as CSV."
+    await view.page.context.grant_permissions(["clipboard-read"])
+    assert await view.page.evaluate("navigator.clipboard.readText()") == csv  # what a paste would give
     blob = f"<blob 40 bytes: x'{bytes(range(32)).hex()}…'>"
     big = f"<blob 3000 bytes: x'{'00' * 32}…'>"
     assert csv == (
