@@ -1,5 +1,5 @@
 """Fixtures for view tests (tests/apps/conftest.py exposes them; elsewhere ``from tests.apps.fixtures import
-open_view, view_page_url, view_artifacts``). See tests/apps/README.md."""
+open_view, view_artifacts, view_browser, view_host, view_page_url``). See tests/apps/README.md."""
 
 from __future__ import annotations
 
@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from tests.apps.host import StaticServer, View, ViewHost, build_host_page, missing_tools
+from tests.apps.host import (
+    BrowserThread,
+    StaticServer,
+    View,
+    ViewHost,
+    build_host_page,
+    chromium_path,
+    missing_tools,
+)
 
 # open_view(target, tool_name, arguments, *, era=..., host_context=..., viewport=...) -> View
 OpenView = Callable[..., Awaitable[View]]
@@ -40,10 +48,20 @@ def view_artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="session")
+def view_browser(view_page_url: str) -> Iterator[BrowserThread]:
+    """One headless Chromium (Debian's, through Playwright) for the session, on its own thread."""
+    browser = BrowserThread(chromium_path() or "chromium").start()
+    yield browser
+    browser.stop()
+
+
 @pytest.fixture
-async def view_host(view_page_url: str, view_artifacts: Path) -> AsyncIterator[ViewHost]:
-    """A headless Chromium with the test host page, closed (with every client it opened) after the test."""
-    async with ViewHost(view_page_url, view_artifacts) as host:
+async def view_host(
+    view_browser: BrowserThread, view_page_url: str, view_artifacts: Path
+) -> AsyncIterator[ViewHost]:
+    """The test host for one test; its views and the MCP clients it opened close when the test ends."""
+    async with ViewHost(view_browser, view_page_url, view_artifacts) as host:
         yield host
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastmcp import Context, FastMCP
+from fastmcp.exceptions import ToolError
 from pydantic import BaseModel
 
 from dockyard_shared.apps import add_view, client_shows_views, load_view, view_meta
@@ -34,6 +35,8 @@ def build() -> FastMCP:
     @mcp.tool(meta=view_meta(VIEW_URI, visibility=("app",)))
     def shout(text: str) -> str:
         """The view's button: the text in capitals."""
+        if not text:
+            raise ToolError("nothing to shout: the greeting has no name; greet someone first")
         return text.upper() + "!"
 
     @mcp.tool

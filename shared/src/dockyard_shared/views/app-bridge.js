@@ -1,7 +1,8 @@
 /* Dockyard app bridge: the APP side of MCP Apps (ext-apps protocol 2026-01-26, as the
  * @modelcontextprotocol/ext-apps App class speaks it), no dependencies. Inlined into each view by
  * dockyard_shared.apps.load_view. API (window.dockyardApp):
- *   ready                 Promise of the host context, once ui/initialize is answered (rejects if not)
+ *   ready                 Promise of the host context once ui/initialize is answered; rejects at once
+ *                         when no host is above the page (opened on its own)
  *   onToolResult(cb)      cb(CallToolResult) for the tool call the view shows (and later pushes);
  *                         called at once with the last one if it already came
  *   onToolInput(cb)       cb(arguments) likewise; onToolCancelled(cb) cb(reason)
@@ -121,13 +122,14 @@
   app.onToolCancelled = on("cancelled");
   app.onHostContext = on("context");
   app.onTeardown = function (cb) { (subs.teardown = subs.teardown || []).push(cb); };
-  app.callTool = function (name, args) {
-    return app.ready.then(function () { return request("tools/call", { name: name, arguments: args || {} }); });
-  };
-  app.readResource = function (uri) { return request("resources/read", { uri: uri }); };
-  app.openLink = function (url) { return request("ui/open-link", { url: url }); };
+  function after(method, params) { // hosts refuse requests before the handshake is done
+    return app.ready.then(function () { return request(method, params); });
+  }
+  app.callTool = function (name, args) { return after("tools/call", { name: name, arguments: args || {} }); };
+  app.readResource = function (uri) { return after("resources/read", { uri: uri }); };
+  app.openLink = function (url) { return after("ui/open-link", { url: url }); };
   app.sendMessage = function (text) {
-    return request("ui/message", { role: "user", content: [{ type: "text", text: String(text) }] });
+    return after("ui/message", { role: "user", content: [{ type: "text", text: String(text) }] });
   };
   app.log = function (level, data) { notify("notifications/message", { level: level, data: data }); };
   app.requestTeardown = function () { notify("ui/notifications/request-teardown"); };
