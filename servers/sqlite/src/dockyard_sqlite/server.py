@@ -15,7 +15,6 @@ from dockyard_shared.warmup import after_initialize
 from .database_set import DatabaseSet
 from .settings import ACROSS, EXPORT, IMPORT, READ, SEARCH, WRITE, Settings
 from .toolsets import across, export, imports, read, search, write
-from .views import register_views
 from .workers.pool import WorkerPool
 
 __all__ = ["create_server"]
@@ -46,6 +45,8 @@ def create_server(settings: Settings, *, pool: WorkerPool | None = None) -> Fast
     after_initialize(server, databases.warm_up)
     register_resources(server, databases)
     if "query" in served:  # its results' table, for hosts that render MCP Apps
+        from .views import register_views
+
         register_views(server)
     for spec in settings.databases:
         add_health_check(

@@ -58,11 +58,11 @@ def register(tools: ToolRegistrar, databases: DatabaseSet) -> None:
     # The description states this server's own limits, so it is formatted here.
     @tools.tool(
         annotations=READ_ONLY,
+        meta=query_meta(),  # hosts that render MCP Apps show the page in ui://sqlite/result
         description=QUERY_DESCRIPTION.format(
             max_chars=f"{limits.max_chars:,}",
             timeout=limits.timeout_ms,
         ),
-        meta=query_meta(),  # hosts that render MCP Apps show the page in ui://sqlite/result
     )
     async def query(
         sql: Sql,
