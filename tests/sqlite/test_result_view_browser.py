@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.apps.fixtures import open_view, view_artifacts, view_host, view_page_url  # noqa: F401
+from tests.apps.fixtures import open_view, view_artifacts, view_browser, view_host, view_page_url  # noqa: F401
 from tests.harness import ERAS, MODERN
 
 from .helpers import make_server
@@ -62,7 +62,9 @@ async def test_a_page_renders_with_null_blob_and_its_place(open_view, items, era
     assert await view.evaluate("document.documentElement.dataset.theme") == "light"
     await view.screenshot(f"sqlite-result-{era}")
     await view.set_host_context({"theme": "dark"})
-    await view.frame.wait_for_function("document.documentElement.dataset.theme === 'dark'", timeout=15_000)
+    await view.run(
+        lambda page, frame: frame.wait_for_function("document.documentElement.dataset.theme === 'dark'")
+    )
     await view.screenshot(f"sqlite-result-dark-{era}")
     assert await view.tool_calls() == []
     view.assert_no_errors()
@@ -119,8 +121,9 @@ async def test_copy_as_csv_gives_the_page_shown_quoted_and_neutralised(open_view
     # its text box instead, left visible and selected in case the host blocks that too.
     assert await view.locator("#csv").is_visible()
     assert await view.text("#status") == "Copied 8 rows as CSV."
-    await view.page.context.grant_permissions(["clipboard-read"])
-    assert await view.page.evaluate("navigator.clipboard.readText()") == csv  # what a paste would give
+    await view.run(lambda page, frame: page.context.grant_permissions(["clipboard-read"]))
+    pasted = await view.run(lambda page, frame: page.evaluate("navigator.clipboard.readText()"))
+    assert pasted == csv  # what a paste would give
     blob = f"<blob 40 bytes: x'{bytes(range(32)).hex()}…'>"
     big = f"<blob 3000 bytes: x'{'00' * 32}…'>"
     assert csv == (
