@@ -90,9 +90,10 @@ async def test_clicking_a_header_sorts_the_page_shown(open_view, items):  # noqa
     view.assert_no_errors()
 
 
-async def test_next_page_reads_the_continuation_through_the_host(open_view, items):  # noqa: F811
+@pytest.mark.parametrize("era", ERAS)
+async def test_next_page_reads_the_continuation_through_the_host(open_view, items, era):  # noqa: F811
     arguments = {"sql": SQL, "max_rows": 3}
-    view = await open_view(make_server(items), "query", arguments, era=MODERN)
+    view = await open_view(make_server(items), "query", arguments, era=era)
     await view.wait_for("#grid tbody tr")
     first_cursor = view.tool_result["structuredContent"]["next_cursor"]
     await view.click("#next")
