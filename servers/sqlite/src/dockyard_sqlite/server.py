@@ -46,6 +46,10 @@ def create_server(settings: Settings, *, pool: WorkerPool | None = None) -> Fast
     databases.open(writable=bool({"execute", "import_csv"} & set(served)), create=settings.create)
     after_initialize(server, databases.warm_up)
     register_resources(server, databases)
+    if "query" in served:  # its results' table, for hosts that render MCP Apps
+        from .views import register_views
+
+        register_views(server)
     for spec in settings.databases:
         add_health_check(
             server, f"database {spec.alias or spec.path.name}", partial(readable_database, spec.path)

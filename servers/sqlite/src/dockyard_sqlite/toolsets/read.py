@@ -13,6 +13,7 @@ from dockyard_shared.toolsets import ToolRegistrar
 
 from ..database_set import DatabaseSet
 from ..models import QueryPlan, QueryResult, TableDescription, TableList
+from ..views import query_meta
 from .arguments import DatabaseName, Params, Sql
 from .long_queries import as_called
 
@@ -61,6 +62,7 @@ def register(tools: ToolRegistrar, databases: DatabaseSet, *, task: Any = None) 
     # The description states this server's own limits, so it is formatted here.
     @tools.tool(
         annotations=READ_ONLY,
+        meta=query_meta(),  # hosts that render MCP Apps show the page in ui://sqlite/result
         description=QUERY_DESCRIPTION.format(
             max_chars=f"{limits.max_chars:,}",
             timeout=limits.timeout_ms,
