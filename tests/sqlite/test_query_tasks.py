@@ -416,6 +416,15 @@ def test_the_task_time_limit_cannot_be_shorter_than_a_plain_call(people):
         from_command_line("--db", people, "--tasks", "--timeout-ms", 9000, "--task-timeout-ms", 8000)
 
 
+def test_a_long_plain_limit_without_a_task_limit_gives_tasks_the_same(people):
+    """--timeout-ms alone, above the task default: a task gets as long, the server starts (it refused)."""
+    from dockyard_sqlite.__main__ import entry
+    from dockyard_sqlite.settings import settings_from
+
+    args = entry.parser(with_runner=False).parse_args(["--db", str(people), "--timeout-ms", "600000"])
+    assert settings_from(args).limits.task_timeout_ms == 600_000
+
+
 async def test_the_command_line_serves_tasks_only_with_the_flag(people):
     for argv, served in ((("--tasks",), True), ((), False)):
         async with Client(from_command_line("--db", people, *argv)) as client:

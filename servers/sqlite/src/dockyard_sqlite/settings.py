@@ -206,8 +206,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--task-timeout-ms",
         type=int,
-        default=defaults.task_timeout_ms,
-        help="with --tasks: time limit of a query run as a task (no host waits on it; at least --timeout-ms)",
+        default=None,
+        help=f"with --tasks: time limit of a query run as a task (no host waits on it; at least --timeout-ms; "
+        f"default {defaults.task_timeout_ms:,}, or --timeout-ms if that is longer)",
     )
     add_task_backend_arguments(group)
     group.add_argument(
@@ -242,6 +243,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         raise InvalidArgument(
             "--max-rows, --timeout-ms, --workers, --max-write-mb and --max-export-mb must be positive."
         )
+    if args.task_timeout_ms is None:  # not given: a task never gets less time than a plain call
+        args.task_timeout_ms = max(Limits().task_timeout_ms, args.timeout_ms)
     if args.task_timeout_ms < args.timeout_ms:
         raise InvalidArgument(
             f"--task-timeout-ms {args.task_timeout_ms} is below --timeout-ms {args.timeout_ms}: a query run "
