@@ -19,7 +19,7 @@ CALLS = {
     "toy": ("add", {"a": 2, "b": 3}),
     "sqlite": ("list_tables", {}),
     "git": ("git_repositories", {}),
-    "name-origin": ("predict_origin", {"name": "michael"}),
+    "name-origin": ("batch_predict", {"names": ["michael"]}),
     "tasks": ("list_projects", {}),
 }
 INSPECTOR = [
