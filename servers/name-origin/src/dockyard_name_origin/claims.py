@@ -4,8 +4,10 @@ Two layers. :class:`LocalClaims`: within the process, the first call to need a n
 call waits on an event for the first's outcome (an answer, or the status it ended with). Cross-replica,
 :class:`SharedClaims` writes a claim row with an expiry into the shared cache's database; a replica that
 finds a name claimed by another polls the cache for the answer until the claim is released or expires
-(a holder that died), then fetches what is still missing itself. Claims never stop a lookup: when the
-database fails, every name counts as one's own.
+(a holder that died), then fetches what is still missing itself. A claim taken is followed by one more
+look at the cache before fetching, since a name may have been fetched, stored and released by another
+replica since the first look. Claims never stop a lookup: when the database fails, every name counts as
+one's own.
 """
 
 from __future__ import annotations
@@ -87,10 +89,20 @@ class SharedClaims:
         self.hold_seconds = hold_seconds  # a claim's life: past the longest call, then it expires
 
     async def take(self, names: Sequence[str], owner: str) -> set[str]:
+        """The names of ``names`` now held by ``owner``. Look at the cache again (:meth:`stored`) for
+        them before fetching: a claim is free again once its holder stored the answer and released it."""
         if not names:
             return set()
         cache = self.cache
         return await run_in_thread(lambda: cache.get().claim(names, owner, self.hold_seconds))
+
+    async def stored(self, names: Sequence[str]) -> dict[str, Answer]:
+        """The answers the cache holds now for ``names``, read after claiming them: another replica may
+        have claimed, fetched, stored and released them between the caller's first read and its claim,
+        and an answer stored before a release is always visible after the next claim."""
+        if not names:
+            return {}
+        return await run_in_thread(partial(_get_many, self.cache, list(names)))
 
     async def release(self, names: Sequence[str], owner: str) -> None:
         if not names:

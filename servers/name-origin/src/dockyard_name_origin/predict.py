@@ -158,7 +158,9 @@ class Predictor:
         try:
             if self.shared_claims is not None:
                 held = name in await self.shared_claims.take([name], owner)
-                if not held:  # another replica is fetching it
+                if held:  # another replica may have stored it since this call's cache read
+                    answer = (await self.shared_claims.stored([name])).get(name)
+                else:  # another replica is fetching it
                     answer = (await self.shared_claims.wait([name], deadline)).get(name)
             if answer is None:
                 answer = await self._send_one(name, deadline)
@@ -252,8 +254,12 @@ class Predictor:
             else:
                 held = mine
             try:
-                if held:
-                    await self._fetch_all(held, run, deadline)
+                # Another replica may have fetched, stored and released some of these between this call's
+                # cache read and its claim: its claim was gone, so this call's succeeded.
+                stored = await self.shared_claims.stored(held) if self.shared_claims is not None else {}
+                self._adopt({name: outcome_of(answer) for name, answer in stored.items()}, run)
+                if to_fetch := [name for name in held if name not in stored]:
+                    await self._fetch_all(to_fetch, run, deadline)
             finally:
                 # Released before waiting on other replicas' claims: two replicas each waiting for a name
                 # the other holds (and failed to fetch) would otherwise wait each other out.
