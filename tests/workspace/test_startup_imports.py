@@ -36,6 +36,7 @@ DEFERRED = {
     "beartype": "key_value's import",
     "jsonschema": "the MCP client side's output-schema validation",
     "fastmcp.client": "FastMCP's client, which no server needs",
+    "docket": "fastmcp-tasks' engine (pydocket, ~1.5 s), only with --tasks",
     "griffe": "FastMCP's docstring parsing, for a docstring with sections (ours have none: dockyard_shared.toolsets)",
     "dockyard_git.github_api.models": "the git server's GitHub toolset, served only with a token",
     "dockyard_git.remotes.models": "the git server's remote toolset, off by default (--allow-remote)",
@@ -79,7 +80,11 @@ LISTINGS = ("tools/list", "resources/list", "resources/templates/list", "prompts
 
 
 def modules_when_initialized(
-    name: str, tmp_path: Path, args: tuple[str, ...] = (), then: tuple[str, ...] = (), settle: float = 0.0
+    name: str,
+    tmp_path: Path,
+    args: tuple[str, ...] = (),
+    then: tuple[str | tuple[str, dict], ...] = (),
+    settle: float = 0.0,
 ) -> set[str]:
     """The modules server ``name`` has imported once its ``initialize`` reply is on stdout (and the replies
     to the ``then`` requests), at its second start: the first one may create what later starts find (a
@@ -100,7 +105,7 @@ def _initialized_modules(
     repo: Path,
     env: dict[str, str],
     tmp_path: Path,
-    then: tuple[str, ...],
+    then: tuple[str | tuple[str, dict], ...],
     settle: float,
 ) -> set[str]:
     process = subprocess.Popen(
@@ -118,10 +123,12 @@ def _initialized_modules(
         assert reply and "result" in reply, (tmp_path / "stderr.log").read_text()
         if then:
             process.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
-        for number, method in enumerate(then, start=2):
-            process.stdin.write(
-                json.dumps({"jsonrpc": "2.0", "id": number, "method": method}).encode() + b"\n"
-            )
+        for number, request in enumerate(then, start=2):
+            method, params = (request, None) if isinstance(request, str) else request
+            message = {"jsonrpc": "2.0", "id": number, "method": method}
+            if params is not None:
+                message["params"] = params
+            process.stdin.write(json.dumps(message).encode() + b"\n")
             process.stdin.flush()
             reply = json.loads(process.stdout.readline() or b"null")
             assert reply and reply.get("id") == number and "result" in reply, (method, reply)
@@ -194,3 +201,17 @@ print(run_server(entry, []), seen, "fastmcp" in sys.modules)
 """
     run = subprocess.run([str(VENV_BIN / "python"), "-c", script], capture_output=True, text=True, check=True)
     assert run.stdout.split() == ["2", "[False]", "True"], run.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the child reports on SIGUSR1")
+def test_a_call_that_reports_progress_to_no_one_does_not_import_the_task_engine(tmp_path):
+    """A batch_predict from a client that sent no progress token, on a server without --tasks: FastMCP's
+    report_progress would import pydocket to look for a task to update (~1.5 s, on the first call), so
+    dockyard_shared.progress sends progress only where a token or a task can show it."""
+    from tests.name_origin.fake_nationalize import FakeNationalize, RunningFake
+
+    call = {"name": "batch_predict", "arguments": {"names": ["michael", "anna"]}}  # no _meta.progressToken
+    with RunningFake(FakeNationalize()) as fake:
+        args = ("--api-url", fake.url, "--cache-url", f"sqlite:///{tmp_path / 'cache.db'}")
+        modules = modules_when_initialized("name-origin", tmp_path, args, then=(("tools/call", call),))
+    assert imported(modules, "dockyard_name_origin.client") and not imported(modules, "docket")

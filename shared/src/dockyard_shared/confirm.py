@@ -25,7 +25,6 @@ the operator can enable it. Usage in a tool, whose ``confirm`` parameter is type
 
 from __future__ import annotations
 
-import sys
 from enum import StrEnum
 from typing import Annotated
 
@@ -36,6 +35,7 @@ from pydantic import BaseModel, Field
 
 from .fastmcp_compat import is_modern_protocol
 from .problems import PermissionDenied
+from .progress import running_as_task
 from .toolsets import Exposure
 
 __all__ = ["Confirm", "Confirmation", "ask_to_confirm", "client_can_elicit", "require_confirmation"]
@@ -61,12 +61,6 @@ class Confirmation(StrEnum):
     UNSUPPORTED = "unsupported"
 
 
-def _running_as_task() -> bool:
-    """Is this call running as an MCP task? Only a server started with --tasks has imported fastmcp_tasks."""
-    tasks_context = sys.modules.get("fastmcp_tasks.context")
-    return tasks_context is not None and tasks_context.get_task_context() is not None
-
-
 def _client_can_elicit(ctx: Context) -> bool:
     try:
         capabilities = ctx.session.client_capabilities
@@ -81,7 +75,7 @@ def client_can_elicit(ctx: Context) -> bool:
 
 
 async def ask_to_confirm(ctx: Context, message: str) -> Confirmation | mt.InputRequiredResult:
-    as_task = _running_as_task()
+    as_task = running_as_task()
     if as_task or is_modern_protocol(ctx):
         responses = ctx.input_responses or {}
         if _KEY in responses:

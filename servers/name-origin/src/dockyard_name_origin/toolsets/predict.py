@@ -8,6 +8,7 @@ from fastmcp.dependencies import CurrentContext
 from pydantic import Field
 
 from dockyard_shared import OPEN_WORLD, READ_ONLY
+from dockyard_shared.progress import report_progress
 from dockyard_shared.results import model_result
 from dockyard_shared.toolsets import ToolRegistrar
 
@@ -39,7 +40,7 @@ def register(registrar: ToolRegistrar, predictor: Predictor, *, task: Any = None
         """
 
         async def progress(done: float, total: float, message: str) -> None:
-            await ctx.report_progress(done, total, message)
+            await report_progress(ctx, done, total, message)
 
         result = await predictor.predict_many(names, offset=offset, progress=progress)
         return model_result(origin_reply(result), exclude_none=True)  # type: ignore[return-value]

@@ -7,6 +7,7 @@ from fastmcp.dependencies import CurrentContext
 from pydantic import Field
 
 from dockyard_shared import OPEN_WORLD
+from dockyard_shared.progress import report_progress
 from dockyard_shared.results import model_result
 from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import ToolRegistrar
@@ -37,7 +38,7 @@ def register(registrar: ToolRegistrar, traits: TraitPredictor) -> None:
         """
 
         async def progress(done: float, total: float, message: str) -> None:
-            await ctx.report_progress(done, total, message)
+            await report_progress(ctx, done, total, message)
 
         result = await traits.predict(names, what, country_id, progress)
         return model_result(result, exclude_none=True)  # type: ignore[return-value]

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastmcp import Context, FastMCP
 
+from dockyard_shared.progress import report_progress
+
 from ..database_set import DatabaseSet
 from ..query_cost import Weight
 
@@ -134,8 +136,8 @@ async def while_reporting(ctx: Context, limit_ms: int, work: Callable[[], Awaita
         while True:
             used = int(time.monotonic() - started)
             with contextlib.suppress(Exception):  # progress is a courtesy: never the call's failure
-                await ctx.report_progress(
-                    used, limit_s, f"running for {used} s of its {limit_s} s time limit"
+                await report_progress(
+                    ctx, used, limit_s, f"running for {used} s of its {limit_s} s time limit"
                 )
             await asyncio.sleep(_REPORT_EVERY_S)
 

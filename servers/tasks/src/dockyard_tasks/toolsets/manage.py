@@ -7,6 +7,7 @@ As elsewhere, the store is used in worker threads only."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastmcp import Context
@@ -16,6 +17,7 @@ from pydantic import BaseModel, Field
 from dockyard_shared import ADDITIVE, DESTRUCTIVE, READ_ONLY
 from dockyard_shared.confirm import Confirm, require_confirmation
 from dockyard_shared.offload import run_in_thread
+from dockyard_shared.progress import report_progress
 from dockyard_shared.results import linked_result, model_result
 from dockyard_shared.schema import optional
 from dockyard_shared.toolsets import Exposure, ToolRegistrar
@@ -247,7 +249,7 @@ def register(
         actor = actors.current()
         return await run_import(
             lambda steps: store.import_project(document, actor=actor, key=key or None, steps=steps),
-            ctx.report_progress,
+            partial(report_progress, ctx),
         )
 
     @tools.tool(annotations=DESTRUCTIVE)
