@@ -46,6 +46,7 @@ from fastmcp.tools.base import ToolResult
 from pydantic import Field
 
 from .annotations import DESTRUCTIVE
+from .apps import add_view, client_shows_views, load_view, view_meta
 from .fastmcp_compat import is_modern_protocol
 from .problems import Conflict, NotFound
 
@@ -100,7 +101,9 @@ class _Store:
         for key in [key for key, item in self.items.items() if item.expires <= now - LIFETIME_S]:
             del self.items[key]  # expired a whole lifetime ago: no longer worth a precise refusal
 
-    def add(self, tool: str, arguments: Mapping[str, Any], question: str, scope: tuple[str, str]) -> _Approval:
+    def add(
+        self, tool: str, arguments: Mapping[str, Any], question: str, scope: tuple[str, str]
+    ) -> _Approval:
         now = _now()
         self._purge(now)
         mine = [key for key, item in self.items.items() if item.scope == scope and item.outcome is None]
@@ -150,13 +153,24 @@ class _Store:
 _stores: weakref.WeakKeyDictionary[FastMCP, _Store] = weakref.WeakKeyDictionary()
 
 # The tool call being served (name, arguments as the client sent them), set by _CurrentCall.
-_current_call: ContextVar[tuple[str, dict[str, Any]] | None] = ContextVar("dockyard_current_call", default=None)
+_current_call: ContextVar[tuple[str, dict[str, Any]] | None] = ContextVar(
+    "dockyard_current_call", default=None
+)
 # Set only by resolve_approval while it re-runs an approved call: the record that call may claim once.
 _grant: ContextVar[_Approval | None] = ContextVar("dockyard_approval_grant", default=None)
 
 
 class _CurrentCall(Middleware):
-    """Keeps the tool call being served in a context variable, for :func:`pending_result` to store."""
+    """Keeps the tool call being served in a context variable, for :func:`pending_result` to store; lists
+    ``resolve_approval`` only to clients that render views (no other client can be shown a card, and the
+    tool list a model reads stays as it was)."""
+
+    async def on_list_tools(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
+        tools = await call_next(context)
+        ctx = context.fastmcp_context
+        if ctx is not None and client_shows_views(ctx):
+            return tools
+        return [tool for tool in tools if tool.name != RESOLVE_TOOL]
 
     async def on_call_tool(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
         message = context.message
@@ -186,8 +200,6 @@ def installed_on(server: FastMCP | None) -> bool:
 
 def approval_meta() -> dict[str, Any]:
     """The ``meta=`` of a tool that takes ``confirm``: its results render on the approval card."""
-    from .apps import view_meta
-
     return view_meta(APPROVAL_URI)
 
 
@@ -241,8 +253,6 @@ def install(server: FastMCP) -> None:
     middleware that remembers the call being served. Idempotent."""
     if server in _stores:
         return
-    from .apps import add_view, load_view, view_meta
-
     store = _stores[server] = _Store()
     add_view(
         server,
@@ -292,5 +302,8 @@ def install(server: FastMCP) -> None:
         meta = dict(result.meta or {})
         meta["dockyard/approval"] = approval.public("approved")
         return ToolResult(
-            content=result.content, structured_content=result.structured_content, meta=meta, is_error=result.is_error
+            content=result.content,
+            structured_content=result.structured_content,
+            meta=meta,
+            is_error=result.is_error,
         )

@@ -39,7 +39,6 @@ from pydantic import BaseModel, Field
 
 from . import approvals
 from .apps import client_shows_views
-
 from .fastmcp_compat import is_modern_protocol
 from .problems import PermissionDenied
 from .toolsets import Exposure
