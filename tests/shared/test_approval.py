@@ -130,14 +130,17 @@ async def test_the_card_and_its_tool_are_listed_for_hosts(era):
         tools = {tool.name: tool for tool in await session.list_tools()}
         html = await session.read_resource(approvals.APPROVAL_URI)
         resources = {str(resource.uri): resource for resource in await session.list_resources()}
-    async with open_session(toy(), era=era) as plain:  # no views: the model's list is as it was
+    async with open_session(toy(), era=era) as plain:  # no views: the lists a model reads are as they were
         plain_tools = {tool.name: tool for tool in await plain.list_tools()}
+        plain_resources = {str(resource.uri) for resource in await plain.list_resources()}
     assert "resolve_approval" not in plain_tools and "forget" in plain_tools
+    assert approvals.APPROVAL_URI not in plain_resources
     assert tools["forget"].meta["ui"] == {
         "resourceUri": approvals.APPROVAL_URI,
         "visibility": ["model", "app"],
     }
     assert tools["resolve_approval"].meta["ui"]["visibility"] == ["app"]  # hosts keep it from the model
+    assert tools["resolve_approval"].annotations.destructive_hint is True
     assert "ui" not in (tools["add"].meta or {})  # a tool that never asks shows no card
     assert resources[approvals.APPROVAL_URI].mime_type == UI_MIME
     assert "dockyardApp" in html and "resolve_approval" in html and "<!--dockyard-app-bridge-->" not in html

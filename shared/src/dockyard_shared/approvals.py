@@ -48,6 +48,7 @@ from pydantic import Field
 from .annotations import DESTRUCTIVE
 from .apps import add_view, client_shows_views, load_view, view_meta
 from .fastmcp_compat import is_modern_protocol
+from .icons import tool_icons
 from .problems import Conflict, NotFound
 
 __all__ = [
@@ -162,15 +163,21 @@ _grant: ContextVar[_Approval | None] = ContextVar("dockyard_approval_grant", def
 
 class _CurrentCall(Middleware):
     """Keeps the tool call being served in a context variable, for :func:`pending_result` to store; lists
-    ``resolve_approval`` only to clients that render views (no other client can be shown a card, and the
-    tool list a model reads stays as it was)."""
+    ``resolve_approval`` and the card only to clients that render views (no other client can be shown a
+    card, and the lists a model reads stay as they were; the ext-apps spec lets a server leave UI-only
+    resources out)."""
 
     async def on_list_tools(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
         tools = await call_next(context)
-        ctx = context.fastmcp_context
-        if ctx is not None and client_shows_views(ctx):
+        if _shows_views(context):
             return tools
         return [tool for tool in tools if tool.name != RESOLVE_TOOL]
+
+    async def on_list_resources(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
+        resources = await call_next(context)
+        if _shows_views(context):
+            return resources
+        return [resource for resource in resources if str(resource.uri) != APPROVAL_URI]
 
     async def on_call_tool(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
         message = context.message
@@ -179,6 +186,10 @@ class _CurrentCall(Middleware):
             return await call_next(context)
         finally:
             _current_call.reset(token)
+
+
+def _shows_views(context: MiddlewareContext[Any]) -> bool:
+    return context.fastmcp_context is not None and client_shows_views(context.fastmcp_context)
 
 
 def _scope(ctx: Context) -> tuple[str, str]:
@@ -269,6 +280,7 @@ def install(server: FastMCP) -> None:
         annotations=DESTRUCTIVE,
         meta=view_meta(APPROVAL_URI, visibility=("app",)),
         output_schema=None,
+        icons=tool_icons(server.icons),
     )
     async def resolve_approval(
         approval_id: Annotated[str, Field(min_length=1, max_length=100, description="From the card.")],
