@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the third-party clients the interop tests drive (the TypeScript SDK, from the committed lock),
 # the OpenID Connect provider the sign-in tests start (oidc-provider, tests/signin/node, from its committed
-# lock) and warms npx's cache for the MCP Inspector CLI. Idempotent.
+# lock), the MCP Apps test host's SDK and bundler (tests/apps/node, from its committed lock) and warms npx's
+# cache for the MCP Inspector CLI. Idempotent.
 #
 # Needs Node.js 22 or newer with npm and npx (the conformance suite and the Inspector CLI need Node 22). When
 # the machine has none, or an older one, it installs Node.js 22 with npm and npx from PyPI (the
@@ -56,6 +57,8 @@ echo "node $(node --version), npm $(npm --version) from $(dirname "$(command -v 
 
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 (cd tests/signin/node && npm ci --loglevel=error)
+# The MCP Apps test host (tests/apps/node): the ext-apps SDK and esbuild, which bundles them at test setup.
+(cd tests/apps/node && npm ci --loglevel=error)
 cd tests/interop/node
 npm ci --loglevel=error
 npx -y -p node@22 -p @modelcontextprotocol/inspector@2.12.0 -- mcp-inspector --help > /dev/null 2>&1 || true
