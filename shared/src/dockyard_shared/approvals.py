@@ -42,7 +42,7 @@ from fastmcp import Context, FastMCP
 from fastmcp.dependencies import CurrentContext
 from fastmcp.server.dependencies import get_access_token
 from fastmcp.server.middleware import Middleware, MiddlewareContext
-from fastmcp.tools.base import ToolResult
+from fastmcp.tools import ToolResult
 from pydantic import Field
 
 from .annotations import DESTRUCTIVE

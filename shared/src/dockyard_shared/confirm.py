@@ -34,7 +34,7 @@ from typing import Annotated
 import mcp.types as mt
 from fastmcp import Context
 from fastmcp.server.elicitation import AcceptedElicitation
-from fastmcp.tools.base import ToolResult
+from fastmcp.tools import ToolResult
 from pydantic import BaseModel, Field
 
 from . import approvals
