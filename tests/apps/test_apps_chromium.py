@@ -44,6 +44,8 @@ async def test_view_renders_calls_a_tool_and_escapes(open_view: OpenView, toy: F
 
     path = await view.screenshot(f"toy-greeting-{era}")
     assert path.stat().st_size > 1000 and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="already taken"):
+        await view.screenshot(f"toy-greeting-{era}")
     view.assert_no_errors()
 
 
@@ -63,6 +65,8 @@ async def test_view_sees_a_pushed_result(open_view: OpenView, toy: FastMCP) -> N
     newer = await view.peer.call_tool("greet", {"name": "Grace"})
     await view.send_tool_result(newer)
     await view.wait_for_text("#name", "Grace")
+    await view.push("greet", {"name": "Linus"})
+    await view.wait_for_text("#name", "Linus")
 
 
 async def test_a_tool_error_reaches_the_view(open_view: OpenView, toy: FastMCP) -> None:
@@ -168,3 +172,32 @@ async def test_a_view_opened_outside_a_host_knows_it(view_browser: BrowserThread
             await page.close()
 
     assert await view_browser.run(outside) == "Method not found: ui/initialize"
+
+
+async def test_the_bridge_render_helpers_refuse_markup(open_view: OpenView, toy: FastMCP) -> None:
+    view = await open_view(toy, "greet", {"name": "Ada"})
+    await view.wait_for_text("#name", "Ada")
+    outcome = await view.evaluate(
+        """() => {
+          const app = dockyardApp, refused = (f) => { try { f(); return false; } catch (e) { return true; } };
+          return {
+            esc: app.esc(`<a href='x'>"&"</a>`),
+            escNull: app.esc(null) + app.esc(undefined),
+            text: app.h("p", {text: "<b>bold</b>"}, ["<u>", app.h("span", {text: 1})]).innerHTML,
+            title: app.h("p", {title: "<i>"}).getAttribute("title"),
+            onAttribute: refused(() => app.h("div", {onclick: "window.__pwned = 3"})),
+            scriptUrl: refused(() => app.h("a", {href: " JavaScript:window.__pwned = 4"})),
+            textOf: app.textOf({content: [{type: "text", text: "a"}, {type: "image"}, {type: "text", text: "b"}]}),
+          };
+        }"""
+    )
+    assert outcome == {
+        "esc": "&lt;a href=&#39;x&#39;&gt;&quot;&amp;&quot;&lt;/a&gt;",
+        "escNull": "",
+        "text": "&lt;b&gt;bold&lt;/b&gt;&lt;u&gt;<span>1</span>",
+        "title": "<i>",
+        "onAttribute": True,
+        "scriptUrl": True,
+        "textOf": "a\nb",
+    }
+    assert await view.evaluate("() => window.__pwned") is None

@@ -13,7 +13,7 @@
  *   readResource(uri), openLink(url), sendMessage(text), log(level, data), requestTeardown()
  *   hostContext           the latest host context
  *   textOf(result)        the text blocks of a CallToolResult, joined
- *   esc(s)                s HTML-escaped (& < > " ')
+ *   esc(s)                s HTML-escaped (& < > " '); null and undefined give ""
  *   h(tag, props, kids)   a DOM element: props.text sets textContent, props.on = {click: fn},
  *                         other props are attributes (on* attributes refused); kids: nodes or strings
  * Rule: render untrusted text (titles, comments, cells, errors) only with textContent, h() or esc();
@@ -138,7 +138,7 @@
       .map(function (c) { return c.text; }).join("\n");
   };
   app.esc = function (s) {
-    return String(s).replace(/[&<>"']/g, function (c) {
+    return (s == null ? "" : String(s)).replace(/[&<>"']/g, function (c) {
       return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
     });
   };
