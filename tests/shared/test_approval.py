@@ -4,6 +4,7 @@ Clients with elicitation, and clients with neither, behave as before."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 
 import pytest
@@ -58,6 +59,14 @@ async def test_approve_runs_the_call_once_and_a_second_use_is_refused(era):
     )
     assert rejected_after.is_error and "already used" in rejected_after.text
     assert "no word 'beta'" in gone
+
+
+async def test_two_clicks_at_once_run_the_call_once(era):
+    async with views_session(toy(), era=era) as session:
+        approval = await ask(session)
+        outcomes = await asyncio.gather(*(resolve(session, approval["id"]) for _ in range(3)))
+    assert sorted(outcome.is_error for outcome in outcomes) == [False, True, True]
+    assert all("already used" in outcome.text for outcome in outcomes if outcome.is_error)
 
 
 async def test_reject_changes_nothing_and_the_id_is_spent(era):
