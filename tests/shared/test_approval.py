@@ -222,3 +222,23 @@ async def test_an_approved_statement_is_checked_again_when_it_runs(shop, era):
     assert refused.is_error and "changed since the user approved it" in refused.text
     assert rows(shop, "SELECT count(*) FROM orders") == [(2,)]
     assert rows(shop, "SELECT count(*) FROM people") == [(2,)]
+
+
+# -- git: a tag deleted through the card -------------------------------------------------------------------
+
+
+async def test_a_git_tag_delete_waits_for_the_card(tmp_path, era):
+    from dockyard_shared.toolsets import Exposure
+    from tests.git.helpers import git, make_repo
+    from tests.git.helpers import make_server as make_git_server
+
+    repo = make_repo(tmp_path / "project")
+    git(repo, "tag", "-a", "v9", "-m", "nine")
+    server = make_git_server(repo, exposure=Exposure().enabling("tags"))
+    async with views_session(server, era=era) as session:
+        approval = await ask(session, "git_tag_delete", {"name": "v9"})
+        still = git(repo, "tag", "--list")
+        done = await resolve(session, approval["id"])
+    assert "v9" in approval["action"] and "v9" in still
+    assert not done.is_error and done.structured["tag"] == "v9", done.text
+    assert git(repo, "tag", "--list").split() == ["v1.0"]  # v9 gone, the rest as it was
