@@ -7,7 +7,9 @@
   same way: the returned ``InputRequiredResult`` puts the task in ``input_required``, the client answers with
   ``tasks/update`` and the tool runs again with the answer in ``input_responses``. Such a call runs as a task
   only for a client that declared elicitation (the worker cannot see the client's capabilities).
-* A client that declared no elicitation capability cannot ask the user.
+* A client that declared no elicitation capability cannot ask the user; if it renders MCP Apps (declared
+  the UI extension), the call does not run and answers *pending*: the host shows the approval card, whose
+  Approve runs the same call once more with a server-held grant (:mod:`dockyard_shared.approvals`).
 
 A ``confirm=true`` argument is something the model can set by itself, so it is not the user's consent.
 :func:`require_confirmation` (what tools call) therefore accepts it only where the operator started the
@@ -31,8 +33,11 @@ from typing import Annotated
 import mcp.types as mt
 from fastmcp import Context
 from fastmcp.server.elicitation import AcceptedElicitation
+from fastmcp.tools import ToolResult
 from pydantic import BaseModel, Field
 
+from . import approvals
+from .apps import client_shows_views
 from .fastmcp_compat import is_modern_protocol
 from .problems import PermissionDenied
 from .progress import running_as_task
@@ -102,13 +107,17 @@ async def ask_to_confirm(ctx: Context, message: str) -> Confirmation | mt.InputR
 
 async def require_confirmation(
     ctx: Context, message: str, *, confirm: bool, exposure: Exposure, declined: str
-) -> mt.InputRequiredResult | None:
-    """``None`` when the action may go ahead; an ``InputRequiredResult`` for the tool to return as is.
+) -> mt.InputRequiredResult | ToolResult | None:
+    """``None`` when the action may go ahead; an ``InputRequiredResult`` or a pending-approval
+    ``ToolResult`` for the tool to return as is.
 
-    Goes ahead when the user accepts through elicitation, or when ``confirm`` is true and the operator
-    chose ``--trust-model-confirmation``. Raises :class:`PermissionDenied` with ``declined`` when the user
-    declines, and one naming the flag when the client cannot ask the user.
+    Goes ahead when the user accepts through elicitation or approves on the approval card (the call is then
+    re-run with ``message`` unchanged), or when ``confirm`` is true and the operator chose
+    ``--trust-model-confirmation``. Raises :class:`PermissionDenied` with ``declined`` when the user
+    declines, and one naming the flag when the client can neither ask the user nor show the card.
     """
+    if approvals.claim_grant(message):  # the card's Approve re-running this very call
+        return None
     if confirm and exposure.trust_model_confirmation:
         return None
     answer = await ask_to_confirm(ctx, message)
@@ -120,6 +129,10 @@ async def require_confirmation(
         raise PermissionDenied(
             declined, next_step="Ask the user what they want instead; do not retry the same call."
         )
+    if client_shows_views(ctx):
+        pending = approvals.pending_result(ctx, message)
+        if pending is not None:
+            return pending
     if exposure.trust_model_confirmation:
         raise PermissionDenied(
             "This action is destructive and this client cannot ask the user to confirm it.",

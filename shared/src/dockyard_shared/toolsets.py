@@ -20,6 +20,7 @@ different set of tools than the operator meant.
 from __future__ import annotations
 
 import argparse
+import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -216,6 +217,11 @@ class ToolRegistrar:
             fn = worded_failures(fn, name)
         if "icons" not in options:  # the server's icon, so a host that shows tool icons shows whose it is
             options["icons"] = tool_icons(self.server.icons)
+        if "confirm" in inspect.signature(fn).parameters:  # asks the user: an Apps host shows the card
+            from . import approvals
+
+            approvals.install(self.server)
+            options["meta"] = {**approvals.approval_meta(), **(options.get("meta") or {})}
         return self.server.tool(described(fn, options), **options)
 
 
