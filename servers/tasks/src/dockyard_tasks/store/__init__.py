@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, select, text
+from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 
 from dockyard_shared import InvalidArgument, NotFound, Problem, UpstreamUnavailable
@@ -50,6 +50,7 @@ from ..rules import check_name, check_workstream, format_task_id, parse_project_
 from . import (
     board,
     checklists,
+    completions,
     detail,
     feed,
     importing,
@@ -68,7 +69,6 @@ from .migrate import check_sqlite_file, migrate
 from .next import next_task as find_next_task
 from .queries import TaskFilter
 from .rows import UNREADABLE
-from .schema import Project, Task
 from .unreadable import unreadable_in
 
 if TYPE_CHECKING:
@@ -334,38 +334,15 @@ class TaskStore:
 
     def project_keys(self, prefix: str = "", limit: int = 50) -> list[str]:
         with self._reading_connection() as s:
-            return list(
-                s.scalars(
-                    select(Project.key)
-                    .where(Project.key.startswith(prefix.upper(), autoescape=True))
-                    .order_by(Project.key)
-                    .limit(limit)
-                )
-            )
+            return completions.project_keys(s, prefix, limit)
 
     def task_ids(self, prefix: str = "", limit: int = 50) -> list[str]:
-        key, _, number = prefix.upper().partition("-")
         with self._reading_connection() as s:
-            statement = select(Project.key, Task.number).join(Project, Project.id == Task.project_id)
-            if number:
-                statement = statement.where(Project.key == key)
-            elif key:
-                statement = statement.where(Project.key.startswith(key, autoescape=True))
-            rows = s.execute(statement.order_by(Project.key, Task.number).limit(5_000 if number else limit))
-            ids = [format_task_id(k, n) for k, n in rows]
-        return [i for i in ids if i.startswith(prefix.upper())][:limit]
+            return completions.task_ids(s, prefix, limit)
 
     def assignees(self, prefix: str = "", limit: int = 50) -> list[str]:
         with self._reading_connection() as s:
-            return list(
-                s.scalars(
-                    select(Task.assignee)
-                    .where(Task.assignee.is_not(None), Task.assignee.startswith(prefix, autoescape=True))
-                    .group_by(Task.assignee)
-                    .order_by(Task.assignee)
-                    .limit(limit)
-                )
-            )
+            return completions.assignees(s, prefix, limit)
 
     # -- writes ---------------------------------------------------------------------------------------
 
