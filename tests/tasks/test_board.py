@@ -32,10 +32,14 @@ async def test_the_view_is_listed_and_read_as_an_app_and_show_board_names_it(sql
         assert ".innerHTML" not in html and "insertAdjacentHTML" not in html and "eval(" not in html
         tools = {tool.name: tool for tool in await session.list_tools()}
         assert tools["show_board"].meta["ui"] == {"resourceUri": BOARD_URI, "visibility": ["model", "app"]}
-        others = [
-            name for name, tool in tools.items() if name != "show_board" and (tool.meta or {}).get("ui")
-        ]
-        assert others == []  # list_tasks & co. stay plain: no view opens on a filtered search
+        others = {
+            name: tool.meta["ui"]["resourceUri"]
+            for name, tool in tools.items()
+            if name != "show_board" and (tool.meta or {}).get("ui")
+        }
+        # list_tasks & co. stay plain: no view opens on a filtered search; only the tool that asks the
+        # user names the approval card (dockyard_shared.approvals).
+        assert others == {"delete_task": "ui://dockyard/approval"}
 
 
 async def test_show_board_answers_a_host_without_apps_in_full(sqlite_url, era):
