@@ -163,7 +163,9 @@ async def test_a_git_past_its_memory_limit_is_a_clear_problem(rewritten):
     assert refused.startswith("Error (limit_exceeded)"), refused
     assert "memory limit (32 MiB of address space)" in refused
     assert [c["path"] for c in status["unstaged"]] == ["big.txt"]
-    assert 0 < children.highest <= 32 * MiB, children.commands
+    # /proc is sampled: a git that hits the limit at once may die between samples (CI saw none once, at
+    # load 12), so this checks that no git seen went past the limit; the refusal above says it was hit.
+    assert children.highest <= 32 * MiB, children.commands
 
 
 async def test_the_default_memory_limit_leaves_ordinary_work_alone(rewritten):
